@@ -1,0 +1,31 @@
+// scanlab: fuzz, time and report selective state-space scans. One executable serves every verb
+// (and `scanlab test` runs the property and unit tests), so the same stripped binary that is
+// carried to the GPU machine checks itself there.
+#include <Kokkos_Core.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "verbs.hpp"
+
+int main(int argc, char** argv) {
+  // Kokkos would also act on un-prefixed flags such as --help and --threads, which belong to the
+  // CLI here: Kokkos sees only the --kokkos-* arguments, the verbs see everything else.
+  std::vector<char*> kokkos_args{argv[0]}, cli_args{argv[0]};
+  for (int i = 1; i < argc; ++i)
+    (std::strncmp(argv[i], "--kokkos-", 9) == 0 ? kokkos_args : cli_args).push_back(argv[i]);
+  // Thread binding is the user's choice; unset, Kokkos only warns, and tests run unbound.
+  setenv("OMP_PROC_BIND", "false", 0);
+  int kokkos_argc = static_cast<int>(kokkos_args.size());
+  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
+  try {
+    return scanlab::cli::dispatch(static_cast<int>(cli_args.size()), cli_args.data());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scanlab: error: %s\n", e.what());
+    return 2;
+  }
+}

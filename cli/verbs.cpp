@@ -1,0 +1,52 @@
+#include "verbs.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+namespace scanlab::cli {
+
+static std::map<std::string, Verb>& registry() {
+  static std::map<std::string, Verb> verbs;
+  return verbs;
+}
+
+bool register_verb(Verb verb) {
+  registry()[verb.name] = std::move(verb);
+  return true;
+}
+
+static void print_help() {
+  std::printf(
+      "scanlab %s (%s): a research harness for selective state-space scans\n\n"
+      "usage: scanlab VERB [options]      (scanlab VERB --help for a verb's options)\n\nverbs:\n",
+      SCANLAB_VERSION, SCANLAB_GIT_COMMIT);
+  for (const auto& [name, verb] : registry()) std::printf("  %-10s %s\n", name.c_str(), verb.summary.c_str());
+  std::printf(
+      "\nops: selective_scan, state_space_v1, s7_scan, s7_inner\n"
+      "Kokkos flags (--kokkos-num-threads=N, ...) may be given to any verb.\n");
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_help();
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("scanlab %s (%s)\n", SCANLAB_VERSION, SCANLAB_GIT_COMMIT);
+    return 0;
+  }
+  auto it = registry().find(argv[1]);
+  if (it == registry().end()) {
+    std::fprintf(stderr, "scanlab: unknown verb '%s' (see scanlab --help)\n", argv[1]);
+    return 2;
+  }
+  // The verb sees "scanlab VERB" as its program name.
+  std::string program = std::string("scanlab ") + argv[1];
+  std::vector<char*> args{program.data()};
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  return it->second.run(static_cast<int>(args.size()), args.data());
+}
+
+}  // namespace scanlab::cli
