@@ -465,8 +465,9 @@ def main_in_venv(args) -> None:
         cot_files = {"dout": dout}
         if dfinal:
             cot_files["dfinal_state"] = dfs
-        write_case("state_space_v1", name, {"act_fn": act}, seed, NOTE_EJK, inp, cot_files,
-                   expected)
+        # act_fn only matters (and scanlab only accepts it) when there is a gate tensor
+        opts = {"act_fn": act} if gate else {}
+        write_case("state_space_v1", name, opts, seed, NOTE_EJK, inp, cot_files, expected)
 
     ssv1_cases = [
         dict(name="plain", seed=201, d=4, n=3, L=7),
@@ -602,7 +603,7 @@ def main_in_venv(args) -> None:
         dict(name="basic", seed=401, b=2, L=7, Dm=4, n=3),
         dict(name="odd", seed=402, b=2, L=5, Dm=5, n=2),
         dict(name="dm3_n4", seed=403, b=2, L=6, Dm=3, n=4),
-        dict(name="dm1", seed=404, b=2, L=7, Dm=1, n=3),
+        dict(name="dm1", seed=408, b=2, L=7, Dm=1, n=3),
         dict(name="seqlen1_n1", seed=405, b=1, L=1, Dm=3, n=1),
     ]
 
