@@ -15,10 +15,10 @@ ProblemError::ProblemError(const std::string& op, std::vector<std::string> messa
 
 void check_tensors_against_specs(const std::string& op, const std::vector<TensorSpec>& specs,
                                  const TensorMap& tensors, RuleCheck& rules) {
-  std::set<std::string> known;
+  std::set<std::string> known;  // what a case directory may hold: inputs and backward inputs
   for (const auto& spec : specs) {
-    known.insert(spec.name);
     if (spec.role == TensorRole::output || spec.role == TensorRole::gradient) continue;
+    known.insert(spec.name);
     auto it = tensors.find(spec.name);
     if (it == tensors.end()) {
       rules.require(false, "missing input tensor '" + spec.name + "' of shape " + shape_string(spec.shape));

@@ -9,6 +9,12 @@ void S7InnerProblem::validate() const {
   require_positive(rules, "dim", dim);
   require_positive(rules, "dstate", dstate);
   rules.throw_if_broken();
+  // x_proj_rows() = 2·dstate + 2·dim·dstate + dim ≤ 5·dim·dstate must not overflow int64 itself
+  // before the shapes below are checked.
+  rules.require(dstate <= kMaxElements / 5 / dim,
+                "dim·dstate is too large: x_proj_weight's row count (2·dstate + 2·dim·dstate + dim) must stay "
+                "addressable by a 64-bit offset (5·dim·dstate ≤ 2^59)");
+  rules.throw_if_broken();
   for (const auto& spec : tensors()) require_indexable(rules, spec.name, spec.shape);
   require_indexable(rules, "x_dbl (intermediate)", {batch, seqlen, x_proj_rows()});
   rules.throw_if_broken();
