@@ -22,7 +22,7 @@ static void print_help() {
       "scanlab %s (%s): a research harness for selective state-space scans\n\n"
       "usage: scanlab VERB [options]      (scanlab VERB --help for a verb's options)\n\nverbs:\n",
       SCANLAB_VERSION, SCANLAB_GIT_COMMIT);
-  for (const auto& [name, verb] : registry()) std::printf("  %-10s %s\n", name.c_str(), verb.summary.c_str());
+  for (const auto& [name, verb] : registry()) std::printf("  %-12s %s\n", name.c_str(), verb.summary.c_str());
   std::printf(
       "\nops: selective_scan, state_space_v1, s7_scan, s7_inner\n"
       "Kokkos flags (--kokkos-num-threads=N, ...) may be given to any verb.\n");

@@ -70,10 +70,21 @@ SelectiveScanProblem SelectiveScanProblem::from_case(const TensorMap& tensors, c
   SelectiveScanProblem p;
   p.delta_softplus = bool_option(options, "delta_softplus", rules);
   for (auto it = options.begin(); it != options.end(); ++it) {
-    static const char* known[] = {"op", "delta_softplus", "seed", "scanlab_version", "note"};
+    static const char* known[] = {"op", "delta_softplus", "act_fn", "seed", "scanlab_version", "note"};
     bool ok = false;
     for (auto* k : known) ok = ok || it.key() == k;
     rules.require(ok, "unknown option '" + it.key() + "' in case.json");
+  }
+  // mamba_ssm gates with silu; a case may name another gate activation (state_space_v1's set),
+  // so every problem the kernels accept can be saved and replayed as a case directory.
+  if (options.contains("act_fn")) {
+    const auto& v = options.at("act_fn");
+    if (v.is_string()) {
+      try { p.gate_activation = parse_gate_activation(v.get<std::string>()); }
+      catch (const std::invalid_argument& e) { rules.require(false, e.what()); }
+    } else {
+      rules.require(false, "option 'act_fn' must be a string, got " + v.dump());
+    }
   }
   const Tensor* u = find(tensors, "u");
   const Tensor* A = find(tensors, "A");
@@ -123,7 +134,9 @@ SelectiveScanProblem SelectiveScanProblem::from_case(const TensorMap& tensors, c
 }
 
 nlohmann::json SelectiveScanProblem::options_json() const {
-  return {{"op", op_name}, {"delta_softplus", delta_softplus}};
+  nlohmann::json j{{"op", op_name}, {"delta_softplus", delta_softplus}};
+  if (gate_activation != GateActivation::silu) j["act_fn"] = to_string(gate_activation);
+  return j;
 }
 
 double SelectiveScanProblem::bytes_moved(Pass pass) const {

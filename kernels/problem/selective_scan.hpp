@@ -31,7 +31,7 @@ struct SelectiveScanProblem {
   bool has_initial_state = false;
   bool with_backward = false;    // the case holds dout: gradients are computed
   bool has_dlast_state = false;  // the case holds dlast_state as well
-  GateActivation gate_activation = GateActivation::silu;
+  GateActivation gate_activation = GateActivation::silu;  // case.json "act_fn"; silu if absent
 
   void validate() const;  // throws ProblemError listing every broken rule
 
