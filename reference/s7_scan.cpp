@@ -184,7 +184,11 @@ TensorMap s7_scan(const S7ScanProblem& p, const TensorMap& inputs) {
 //   dA = (g_t·x_{t−1})·s: e(g·x) = |x_{t−1}|·e(g) + |g|·e(x_{t−1}) + |g·x_{t−1}|,
 //        e(dA) = |s|·e(g·x) + |g·x|·e(s) + |dA|;
 //   dinitial_state = A_bar_0·g_0: |A_bar_0|·e(g_0) + e(A_bar_0)·|g_0| + |dinitial_state|.
-TensorMap s7_scan_error_terms(const S7ScanProblem& p, const TensorMap& inputs, const TensorMap& input_terms) {
+// The magnitude pass itself: `input_terms` holds, for every input and cotangent (u, A, B, C,
+// bias, initial_state, dout, dlast_state), a per-element first-order error term in units of
+// eps32 (|value| for an input only rounded to float32). Returns the same kind of terms, not yet
+// scaled by bound_from_terms, for every tensor s7_scan() returns.
+static TensorMap s7_scan_error_terms(const S7ScanProblem& p, const TensorMap& inputs, const TensorMap& input_terms) {
   check_inputs(p, inputs, "inputs");
   check_inputs(p, input_terms, "input_terms");
   const Layout at(p);
