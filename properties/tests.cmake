@@ -9,13 +9,21 @@ function(scanlab_add_test name filter)
 endfunction()
 file(GLOB_RECURSE _scanlab_test_lists CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/properties/*.tests)
 # properties/<area>.tests lists "ctest-name gtest-filter" pairs, one per line, so each area
-# registers its own suites without editing this file.
+# registers its own suites without editing this file. "ctest-name script:PATH" instead runs
+# `bash PATH path/to/scanlab` (PATH relative to the source tree), for tests that drive the CLI
+# or Python end to end.
 foreach(_list ${_scanlab_test_lists})
   file(STRINGS ${_list} _lines REGEX "^[^#]")
   foreach(_line ${_lines})
     string(REGEX REPLACE "[ \t]+" ";" _pair "${_line}")
     list(GET _pair 0 _name)
     list(GET _pair 1 _filter)
-    scanlab_add_test(${_name} ${_filter})
+    if(_filter MATCHES "^script:(.+)$")
+      add_test(NAME ${_name} COMMAND bash ${CMAKE_SOURCE_DIR}/${CMAKE_MATCH_1} $<TARGET_FILE:scanlab>)
+      set_tests_properties(${_name} PROPERTIES ENVIRONMENT "OMP_PROC_BIND=false;KOKKOS_DISABLE_WARNINGS=1"
+                           TIMEOUT 1800)
+    else()
+      scanlab_add_test(${_name} ${_filter})
+    endif()
   endforeach()
 endforeach()

@@ -1,0 +1,188 @@
+// `scanlab sweep OP <axes> [--direction fwd,bwd,fwdbwd] [--backend B] [--impl I] [--shard i/n]
+//  [--repetitions R] [--ceilings FILE] --out FILE`: a benchmark sweep to JSON (benchmarks/sweep.hpp).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "benchmarks/context.hpp"
+#include "benchmarks/sweep.hpp"
+#include "verbs.hpp"
+
+namespace {
+
+using namespace scanlab::bench;
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") ==
+                        std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string axes_help() {
+  std::string text = "\nAxes per op (default in brackets; each a list 1,2,4 or a range 1024:8192:x2, a:b:+s):\n";
+  for (const auto& name : op_bench_names()) {
+    const auto& op = find_op_bench(name);
+    text += "  " + name + ":";
+    for (const auto& a : op.shape_axes) text += " --" + a.name + " [" + a.default_text + "]";
+    for (const auto& a : op.option_axes) text += " " + a.flag + " [" + a.default_text + "]";
+    text += "\n";
+  }
+  text +=
+      "Switches take on/off lists (on,off runs both); --act-fn takes silu, identity, gelu_tanh, gelu_erf.\n"
+      "--direction: fwd (forward), bwd (backward alone, after an untimed forward), fwdbwd (both).\n"
+      "Cases are the product of every axis and direction (--shapes: the listed shapes, not a product);\n"
+      "--shard i/n keeps case k when k mod n = i.\n"
+      "Without --ceilings the machine's ceilings are measured first (scanlab ceilings).\n";
+  return text;
+}
+
+int run_sweep_verb(int argc, char** argv) {
+  CLI::App app{"Benchmark sweep of one op over the given axes, written as Google Benchmark JSON plus scanlab's\n"
+               "context block and per-case results (reports/README.md describes the schema).",
+               "scanlab sweep"};
+  app.footer(axes_help());
+  std::string op, direction_text = "fwd", backend_text = "auto", impl = "auto", config_text, shard_text = "0/1";
+  std::string ceilings_file, out;
+  bool quick_ceilings = false, list_cases = false;
+  SweepRequest request;
+  app.add_option("op", op, "selective_scan, state_space_v1, s7_scan, s7_inner")->required();
+  // Every op's axis flags are accepted by the parser; each op then refuses the ones it lacks.
+  std::map<std::string, std::string> axis_text;  // flag name (no dashes) -> text
+  std::set<std::string> flags;
+  for (const auto& name : op_bench_names()) {
+    const auto& bench = find_op_bench(name);
+    for (const auto& a : bench.shape_axes) flags.insert("--" + a.name);
+    for (const auto& a : bench.option_axes) flags.insert(a.flag);
+  }
+  for (const auto& flag : flags) app.add_option(flag, axis_text[flag], "sweep axis (see below)");
+  std::string shapes_text;
+  app.add_option("--shapes", shapes_text,
+                 "a list of shapes instead of a product of size axes: 8x4096x16x2048,2x4096x16x8192 "
+                 "(the op's size axes in order, groups excepted)");
+  app.add_option("--direction", direction_text, "fwd, bwd, fwdbwd or a list of them")->capture_default_str();
+  app.add_option("--backend", backend_text, "serial, openmp, cuda, auto or exec:CMD")->capture_default_str();
+  app.add_option("--impl", impl, "auto (the heuristic config) or an implementation name")->capture_default_str();
+  app.add_option("--config", config_text, "JSON object of config fields laid over the chosen config");
+  app.add_option("--shard", shard_text, "run shard i of n (0 <= i < n)")->capture_default_str();
+  app.add_option("--repetitions", request.repetitions, "repetitions per case (median and IQR over them)")
+      ->capture_default_str();
+  app.add_option("--min-time", request.min_time_s, "seconds per repetition (sets the calls per repetition)")
+      ->capture_default_str();
+  app.add_option("--iterations", request.iterations, "calls per repetition (overrides --min-time)");
+  app.add_option("--warmups", request.warmups, "untimed calls per case before timing")->capture_default_str();
+  app.add_option("--seed", request.settings.seed, "seed of the random inputs")->capture_default_str();
+  app.add_option("--max-buffer-sets", request.settings.max_buffer_sets, "most input sets rotated per case")
+      ->capture_default_str();
+  app.add_option("--ceilings", ceilings_file, "ceilings JSON from `scanlab ceilings` (else measured now)");
+  app.add_flag("--quick-ceilings", quick_ceilings, "measure quick ceilings (tests and CI only)");
+  app.add_flag("--list-cases", list_cases, "print the case keys (after --shard) and exit");
+  app.add_flag("--quiet", [&](std::int64_t) { request.progress = false; }, "no progress lines");
+  app.add_option("--out", out, "JSON file to write");
+  CLI11_PARSE(app, argc, argv);
+
+  const OpBench& bench = find_op_bench(op);
+  request.op = op;
+  request.directions = parse_directions(direction_text);
+  std::set<std::string> used;
+  if (!shapes_text.empty()) {
+    // --shapes lists the size tuples; the sizes it does not give come from their own axes.
+    AxisValues zipped{"shapes", true, {}, {}};
+    for (const auto& a : bench.shape_axes)
+      if (a.name != "groups") zipped.zipped.push_back(a.name);
+    zipped.values = parse_shapes("--shapes", shapes_text, zipped.zipped);
+    for (const auto& name : zipped.zipped) {
+      if (!axis_text["--" + name].empty())
+        throw std::invalid_argument("--" + name + " and --shapes both set " + name + "; give it in one place");
+      used.insert("--" + name);
+    }
+    request.axes.push_back(zipped);
+  }
+  for (const auto& a : bench.shape_axes) {
+    const std::string flag = "--" + a.name;
+    if (used.count(flag)) continue;
+    const std::string& text = axis_text[flag].empty() ? a.default_text : axis_text[flag];
+    used.insert(flag);
+    AxisValues axis{a.name, true, {}};
+    for (auto v : parse_int_axis(flag, text)) axis.values.push_back(v);
+    request.axes.push_back(axis);
+  }
+  for (const auto& a : bench.option_axes) {
+    const std::string& text = axis_text[a.flag].empty() ? a.default_text : axis_text[a.flag];
+    used.insert(a.flag);
+    AxisValues axis{a.name, false, {}};
+    if (a.kind == OptionAxis::Kind::toggle)
+      for (bool v : parse_switch_axis(a.flag, text)) axis.values.push_back(v);
+    else
+      for (const auto& v : parse_choice_axis(a.flag, text, a.choices)) axis.values.push_back(v);
+    request.axes.push_back(axis);
+  }
+  for (const auto& [flag, text] : axis_text)
+    if (!text.empty() && !used.count(flag)) throw std::invalid_argument(flag + " is not an axis of " + op);
+  request.shard = parse_shard(shard_text);
+  request.settings.backend = scanlab::parse_backend(backend_text);
+  request.settings.impl = impl;
+  if (!config_text.empty()) {
+    request.settings.config = nlohmann::json::parse(config_text, nullptr, false);
+    if (!request.settings.config.is_object()) throw std::invalid_argument("--config must be a JSON object");
+  }
+  std::string command = "scanlab sweep";
+  for (int i = 1; i < argc; ++i) command += " " + shell_quote(argv[i]);
+  request.command_line = command;
+
+  if (list_cases) {
+    for (const auto& c : sweep_cases(request)) std::printf("%s\n", c.key().c_str());
+    return 0;
+  }
+  if (out.empty()) throw std::invalid_argument("--out FILE is required (unless --list-cases)");
+  if (request.settings.backend.kind == scanlab::BackendKind::reference)
+    throw std::invalid_argument("sweeps time kernels: --backend serial, openmp, cuda or auto (the float64 oracle is "
+                                "checked by `scanlab check`, not timed)");
+  if (request.settings.backend.kind == scanlab::BackendKind::exec)
+    throw std::invalid_argument(
+        "sweeps over exec:CMD backends are not available yet (they need cli/case_runner to run a case directory); "
+        "time peers with scripts/peers/run_peers.py, which writes the same JSON schema");
+  sweep_cases(request);  // every case valid before anything is measured
+  std::ofstream file(out);
+  if (!file) throw std::runtime_error("cannot write " + out);
+
+  if (!ceilings_file.empty()) {
+    std::ifstream in(ceilings_file);
+    if (!in) throw std::runtime_error("cannot read --ceilings " + ceilings_file);
+    request.ceilings = nlohmann::json::parse(in);
+    roofline_of(request.ceilings);
+    const std::string measured_on = request.ceilings["machine"].value("backend", std::string("?"));
+    if (measured_on != request.settings.backend.name())
+      std::fprintf(stderr, "scanlab sweep: warning: --ceilings were measured on backend %s, the sweep runs on %s\n",
+                   measured_on.c_str(), request.settings.backend.name().c_str());
+    request.ceilings_source = "loaded from " + ceilings_file;
+  } else {
+    CeilingOptions options;
+    options.quick = quick_ceilings;
+    if (request.progress) std::fprintf(stderr, "measuring ceilings on %s ...\n", request.settings.backend.name().c_str());
+    request.ceilings = measure_ceilings(request.settings.backend, options);
+    request.ceilings_source = quick_ceilings ? "measured in this run (quick: not for publishing)" : "measured in this run";
+  }
+  const auto result = run_sweep(request);
+  file << result.dump(1) << "\n";
+  file.close();
+  const auto& block = result["scanlab"];
+  if (!block["complete"].get<bool>()) {
+    std::fprintf(stderr, "scanlab sweep: stopped after %zu of %zu cases: %s\nwrote the partial results to %s\n",
+                 result["cases"].size(), block["case_count"].get<std::size_t>(),
+                 block["error"].get<std::string>().c_str(), out.c_str());
+    return 1;
+  }
+  if (request.progress) std::fprintf(stderr, "wrote %zu cases to %s\n", result["cases"].size(), out.c_str());
+  return 0;
+}
+
+const bool registered = scanlab::cli::register_verb(
+    {"sweep", "benchmark sweep of one op over axes (lists, ranges; shards) to JSON", run_sweep_verb});
+
+}  // namespace

@@ -1,0 +1,52 @@
+// Small named functions that every scan kernel calls for its arithmetic and loads, so that the
+// kernels read the same on every backend (DESIGN.md, Style). Each has a portable fallback; a
+// backend-specific body (CUDA intrinsics, inline PTX) sits behind __CUDA_ARCH__ here and nowhere
+// else. Accuracy contract: every function is within ~2 ulp of the correctly rounded float32
+// result for the arguments the kernels pass, which reference/error_bound.hpp's kBoundSafety
+// covers. A faster, less accurate variant (e.g. an FMA-pipe exp2 polynomial, MUFU.EX2 with a
+// log2(e)-scaled argument) gets its own name here and is chosen by a kernel config field, never
+// by silently replacing one of these.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+// Full unrolling of loops over a compile-time dstate keeps per-state arrays in registers on
+// CUDA (a partially unrolled loop would index the array dynamically and spill it to local
+// memory). Host compilers unroll such loops at -O2/-O3 without being told.
+#if defined(__CUDA_ARCH__)
+#define SCANLAB_UNROLL _Pragma("unroll")
+#else
+#define SCANLAB_UNROLL
+#endif
+
+namespace scanlab::device_math {
+
+// e^x. CUDA: expf (range reduction on the FMA pipe plus MUFU.EX2, 2 ulp; never __expf, whose
+// error grows with |x|). Host: the C library's expf.
+KOKKOS_INLINE_FUNCTION float exp_f32(float x) { return expf(x); }
+
+// log(1 + x), accurate near 0 (softplus of very negative arguments).
+KOKKOS_INLINE_FUNCTION float log1p_f32(float x) { return log1pf(x); }
+
+KOKKOS_INLINE_FUNCTION float tanh_f32(float x) { return tanhf(x); }
+
+KOKKOS_INLINE_FUNCTION float erf_f32(float x) { return erff(x); }
+
+// 1 / (1 + e^-x): an exp, an add and a divide (the error bound counts three roundings). For very
+// negative x, e^-x overflows to inf and the result is 0, the correctly rounded answer.
+KOKKOS_INLINE_FUNCTION float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
+
+// A load from memory that no thread writes during the kernel: the read-only data path on CUDA
+// (LDG through the texture cache), a plain load elsewhere.
+KOKKOS_INLINE_FUNCTION float load_readonly(const float* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+}  // namespace scanlab::device_math

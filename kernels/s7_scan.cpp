@@ -1,0 +1,801 @@
+// s7_scan kernels: the stages kernels/s7_scan.hpp describes, their launches, the device-level
+// passes and the host bridge.
+#include "s7_scan.hpp"
+
+#include <climits>
+#include <sstream>
+
+#include "s7_device.hpp"
+
+namespace scanlab::kernels {
+namespace {
+
+using namespace s7_detail;
+using index_t = std::int64_t;
+
+template <class Space>
+using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+
+KOKKOS_INLINE_FUNCTION index_t min_index(index_t a, index_t b) { return a < b ? a : b; }
+
+// League geometry of a streaming stage: rank = ((b·tiles + tile)·splits + split)·groups + group.
+// Groups vary fastest, so teams that run at the same time share one (b, tile) and its u, X, DX or
+// dout tile stays in L2 while they re-read it.
+struct StreamGrid {
+  index_t tiles = 1, splits = 1, groups = 1, tile_len = 1;
+  KOKKOS_INLINE_FUNCTION void decompose(index_t rank, index_t& b, index_t& tile, index_t& split,
+                                        index_t& group) const {
+    group = rank % groups;
+    rank /= groups;
+    split = rank % splits;
+    rank /= splits;
+    tile = rank % tiles;
+    b = rank / tiles;
+  }
+};
+
+StreamGrid stream_grid(const S7ScanProblem& p, const S7ScanConfig& c, index_t rows, int group, index_t splits) {
+  StreamGrid g;
+  g.tile_len = index_t(c.team_size) * c.items_per_thread;
+  g.tiles = ceil_div(p.seqlen, g.tile_len);
+  g.splits = splits;
+  g.groups = ceil_div(rows, group);
+  return g;
+}
+
+int checked_league(index_t league, const char* stage) {
+  if (league > INT_MAX)
+    throw std::invalid_argument(std::string("s7_scan ") + stage + ": " + std::to_string(league) +
+                                " teams exceed the int league size Kokkos takes; raise the tile sizes");
+  return static_cast<int>(league);
+}
+
+template <class Space, class Functor>
+void launch(const char* label, const Space& space, index_t league, int team_size, std::size_t scratch_bytes,
+            const Functor& f) {
+  Kokkos::TeamPolicy<Space> policy(space, checked_league(league, label), team_size);
+  if (scratch_bytes) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
+  const int max_team = policy.team_size_max(f, Kokkos::ParallelForTag());
+  if (team_size > max_team)
+    throw std::invalid_argument(std::string(label) + ": team size " + std::to_string(team_size) +
+                                " exceeds this kernel's maximum " + std::to_string(max_team) + " on " +
+                                Space::name());
+  Kokkos::parallel_for(label, policy, f);
+}
+
+template <class Space>
+using SV3 = Kokkos::View<const float***, Kokkos::LayoutStride, typename Space::memory_space>;
+template <class Space>
+using SV4 = Kokkos::View<const float****, Kokkos::LayoutStride, typename Space::memory_space>;
+template <class Space>
+using OV3 = Kokkos::View<float***, Kokkos::LayoutStride, typename Space::memory_space>;
+template <class Space>
+using OV4 = Kokkos::View<float****, Kokkos::LayoutStride, typename Space::memory_space>;
+template <class Space>
+using WV3 = typename S7ScanWorkspace<Space>::View3;
+template <class Space>
+using WV4 = typename S7ScanWorkspace<Space>::View4;
+
+// ---------------------------------------------------------------------------------------------
+// Streaming stages. Each thread owns one time step t and GROUP rows of the state (or dim) axis;
+// rows past the end are clamped to the last row for loading and never stored.
+
+// Bu[b,n,t] = Σ_h B[b,n,h,t]·u[b,h,t] (+ bias[b,n,t]), h ascending.
+template <class Space, int GROUP>
+struct BuStage {
+  SV3<Space> u, bias;
+  SV4<Space> B;
+  WV3<Space> Bu;
+  StreamGrid grid;
+  index_t H, N, L;
+  bool has_bias;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
+    index_t b, tile, split, group;
+    grid.decompose(m.league_rank(), b, tile, split, group);
+    const index_t n0 = group * GROUP, t0 = tile * grid.tile_len;
+    const index_t len = min_index(grid.tile_len, L - t0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len), [&](const index_t i) {
+      const index_t t = t0 + i;
+      index_t n[GROUP];
+      float acc[GROUP];
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j) {
+        n[j] = min_index(n0 + j, N - 1);
+        acc[j] = 0.0f;
+      }
+      for (index_t h = 0; h < H; ++h) {
+        const float uh = u(b, h, t);
+        SCANLAB_UNROLL
+        for (int j = 0; j < GROUP; ++j) acc[j] += B(b, n[j], h, t) * uh;
+      }
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j)
+        if (n0 + j < N) Bu(b, n0 + j, t) = has_bias ? acc[j] + bias(b, n0 + j, t) : acc[j];
+    });
+  }
+};
+
+// out[b,h,t] = Σ_n C[b,h,n,t]·X[b,n,t], n ascending.
+template <class Space, int GROUP>
+struct YStage {
+  SV4<Space> C;
+  WV3<Space> X;
+  OV3<Space> out;
+  StreamGrid grid;
+  index_t H, N, L;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
+    index_t b, tile, split, group;
+    grid.decompose(m.league_rank(), b, tile, split, group);
+    const index_t h0 = group * GROUP, t0 = tile * grid.tile_len;
+    const index_t len = min_index(grid.tile_len, L - t0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len), [&](const index_t i) {
+      const index_t t = t0 + i;
+      index_t h[GROUP];
+      float acc[GROUP];
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j) {
+        h[j] = min_index(h0 + j, H - 1);
+        acc[j] = 0.0f;
+      }
+      for (index_t n = 0; n < N; ++n) {
+        const float xn = X(b, n, t);
+        SCANLAB_UNROLL
+        for (int j = 0; j < GROUP; ++j) acc[j] += C(b, h[j], n, t) * xn;
+      }
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j)
+        if (h0 + j < H) out(b, h0 + j, t) = acc[j];
+    });
+  }
+};
+
+// dC[b,h,n,t] = dout[b,h,t]·X[b,n,t] and G[s,b,n,t] = Σ_{h in split s} C[b,h,n,t]·dout[b,h,t].
+template <class Space, int GROUP>
+struct CPassStage {
+  SV4<Space> C;
+  SV3<Space> dout;
+  WV3<Space> X;
+  OV4<Space> dC;
+  WV4<Space> G;
+  StreamGrid grid;
+  index_t H, N, L;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
+    index_t b, tile, split, group;
+    grid.decompose(m.league_rank(), b, tile, split, group);
+    const index_t n0 = group * GROUP, t0 = tile * grid.tile_len;
+    const index_t len = min_index(grid.tile_len, L - t0);
+    const index_t h_begin = split * H / grid.splits, h_end = (split + 1) * H / grid.splits;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len), [&](const index_t i) {
+      const index_t t = t0 + i;
+      index_t n[GROUP];
+      float x[GROUP], acc[GROUP];
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j) {
+        n[j] = min_index(n0 + j, N - 1);
+        x[j] = X(b, n[j], t);
+        acc[j] = 0.0f;
+      }
+      for (index_t h = h_begin; h < h_end; ++h) {
+        const float d = dout(b, h, t);
+        SCANLAB_UNROLL
+        for (int j = 0; j < GROUP; ++j) {
+          if (n0 + j < N) dC(b, h, n[j], t) = d * x[j];
+          acc[j] += C(b, h, n[j], t) * d;
+        }
+      }
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j)
+        if (n0 + j < N) G(split, b, n0 + j, t) = acc[j];
+    });
+  }
+};
+
+// dB[b,n,h,t] = DX[b,n,t]·u[b,h,t] and du[b,h,t] = Σ_n B[b,n,h,t]·DX[b,n,t], n ascending.
+template <class Space, int GROUP>
+struct BPassStage {
+  SV4<Space> B;
+  SV3<Space> u;
+  WV3<Space> DX;
+  OV4<Space> dB;
+  OV3<Space> du;
+  StreamGrid grid;
+  index_t H, N, L;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
+    index_t b, tile, split, group;
+    grid.decompose(m.league_rank(), b, tile, split, group);
+    const index_t h0 = group * GROUP, t0 = tile * grid.tile_len;
+    const index_t len = min_index(grid.tile_len, L - t0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len), [&](const index_t i) {
+      const index_t t = t0 + i;
+      index_t h[GROUP];
+      float uh[GROUP], acc[GROUP];
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j) {
+        h[j] = min_index(h0 + j, H - 1);
+        uh[j] = u(b, h[j], t);
+        acc[j] = 0.0f;
+      }
+      for (index_t n = 0; n < N; ++n) {
+        const float dx = DX(b, n, t);
+        SCANLAB_UNROLL
+        for (int j = 0; j < GROUP; ++j) {
+          if (h0 + j < H) dB(b, n, h[j], t) = dx * uh[j];
+          acc[j] += B(b, n, h[j], t) * dx;
+        }
+      }
+      SCANLAB_UNROLL
+      for (int j = 0; j < GROUP; ++j)
+        if (h0 + j < H) du(b, h0 + j, t) = acc[j];
+    });
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Time walks. A team owns `rows` consecutive dstate rows of one batch entry and either every
+// chunk in order (sequential, and the apply pass of chunked) or one chunk (chunked). Per chunk:
+// the team loads A_bar and the driving term (Bu forward, Σ_s G[s] backward) into scratch with
+// coalesced loads; one thread per row walks the chunk; the team stores the tile.
+//
+// Forward:  x = A_bar_t·x + Bu_t, t ascending, from initial_state (or 0).
+// Backward: dx_t = g_t + h, h ← A_bar_t·dx_t, t descending, from dlast_state (or 0); h after
+//           t = 0 is dinitial_state.
+// Summary mode (chunked, first pass): every chunk walks from 0 and writes its end value and the
+// product of its A_bars, so that end(true carry) = end(0) + product·carry.
+enum class WalkMode { summary, apply };
+
+template <class Space, bool REVERSE>
+struct WalkStage {
+  using ScratchFloats =
+      Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  // Inputs of the walk.
+  SV3<Space> A;
+  WV3<Space> drive;              // forward: Bu
+  WV4<Space> G;                  // backward: partial sums of Σ_h C·dout
+  Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> start;  // initial_state / dlast_state
+  WV3<Space> carry;              // chunked apply: the value entering each chunk
+  WV3<Space> chunk_end, chunk_prod;  // summary outputs
+  // Outputs of the apply pass.
+  WV3<Space> states;  // forward: X; backward: DX
+  WV3<Space> X;       // backward: the forward states, for dA
+  Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> initial_state;  // backward dA at t = 0
+  OV3<Space> dA, dbias;
+  Kokkos::View<float**, Kokkos::LayoutStride, typename Space::memory_space> final_value;  // last_state / dinitial_state
+
+  WalkMode mode = WalkMode::apply;
+  bool all_chunks = true;  // one team walks every chunk in order
+  index_t N, L, rows, chunk_len, chunks, row_tiles, splits;
+
+  static std::size_t scratch_bytes(index_t rows, index_t chunk_len) {
+    return 2 * ScratchFloats::shmem_size(std::size_t(rows * (chunk_len + 1))) +
+           ScratchFloats::shmem_size(std::size_t(rows));
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
+    index_t rank = m.league_rank();
+    index_t chunk_first = 0, chunk_count = chunks;
+    if (!all_chunks) {
+      chunk_first = rank % chunks;
+      chunk_count = 1;
+      rank /= chunks;
+    }
+    const index_t row_tile = rank % row_tiles, b = rank / row_tiles;
+    const index_t n0 = row_tile * rows, nrows = min_index(rows, N - n0);
+    const index_t ld = chunk_len + 1;  // padded rows: one thread per row reads down a column
+    ScratchFloats a_s(m.team_scratch(0), std::size_t(rows * ld));
+    ScratchFloats v_s(m.team_scratch(0), std::size_t(rows * ld));
+    ScratchFloats carry_s(m.team_scratch(0), std::size_t(rows));
+
+    const bool summary = mode == WalkMode::summary;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
+      const index_t n = n0 + r;
+      float value = 0.0f;
+      if (summary)
+        value = 0.0f;
+      else if (!all_chunks)
+        value = carry(b, n, chunk_first);
+      else if (start.data() != nullptr)
+        value = start(b, n);
+      carry_s(r) = value;
+    });
+
+    for (index_t step = 0; step < chunk_count; ++step) {
+      const index_t c = REVERSE && all_chunks ? chunks - 1 - step : chunk_first + step;
+      const index_t t0 = c * chunk_len, len = min_index(chunk_len, L - t0);
+      const int ilen = int(len);
+      m.team_barrier();  // the previous chunk's store has finished reading the scratch tile
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(nrows) * ilen), [&](const int i) {
+        const int r = i / ilen, k = i % ilen;
+        const index_t n = n0 + r, t = t0 + k;
+        a_s(r * ld + k) = s7_a_bar(A(b, n, t));
+        if (REVERSE) {
+          float g = 0.0f;
+          for (index_t s = 0; s < splits; ++s) g += G(s, b, n, t);
+          v_s(r * ld + k) = g;
+        } else {
+          v_s(r * ld + k) = drive(b, n, t);
+        }
+      });
+      m.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
+        float value = carry_s(r), product = 1.0f;
+        const index_t base = r * ld;
+        if (!REVERSE) {
+          for (index_t k = 0; k < len; ++k) {
+            const float a = a_s(base + k);
+            value = a * value + v_s(base + k);
+            if (summary)
+              product *= a;
+            else
+              v_s(base + k) = value;
+          }
+        } else {
+          for (index_t k = len - 1; k >= 0; --k) {
+            const float a = a_s(base + k);
+            const float dx = v_s(base + k) + value;
+            value = a * dx;
+            if (summary)
+              product *= a;
+            else
+              v_s(base + k) = dx;
+          }
+        }
+        if (summary) {
+          chunk_end(b, n0 + r, c) = value;
+          chunk_prod(b, n0 + r, c) = product;
+        } else {
+          carry_s(r) = value;
+          const index_t terminal = REVERSE ? 0 : chunks - 1;
+          if (c == terminal && final_value.data() != nullptr) final_value(b, n0 + r) = value;
+        }
+      });
+      if (summary) continue;
+      m.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(nrows) * ilen), [&](const int i) {
+        const int r = i / ilen, k = i % ilen;
+        const index_t n = n0 + r, t = t0 + k;
+        const float v = v_s(r * ld + k);
+        states(b, n, t) = v;
+        if (REVERSE) {
+          if (dbias.data() != nullptr) dbias(b, n, t) = v;
+          float x_previous = 0.0f;
+          if (t > 0)
+            x_previous = X(b, n, t - 1);
+          else if (initial_state.data() != nullptr)
+            x_previous = initial_state(b, n);
+          dA(b, n, t) = v * x_previous * s7_a_bar_derivative(A(b, n, t));
+        }
+      });
+    }
+  }
+};
+
+// Chunked, second pass: per (b, n) the carries in chunk order, carry_{c+1} = end_c + prod_c·carry_c
+// (forward, from initial_state) or carry_{c−1} = end_c + prod_c·carry_c (backward, from dlast_state).
+template <class Space, bool REVERSE>
+struct PropagateStage {
+  WV3<Space> chunk_end, chunk_prod, carry;
+  Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> start;
+  index_t N, chunks, rows, row_tiles;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
+    const index_t row_tile = m.league_rank() % row_tiles, b = m.league_rank() / row_tiles;
+    const index_t n0 = row_tile * rows, nrows = min_index(rows, N - n0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
+      const index_t n = n0 + r;
+      float value = start.data() != nullptr ? start(b, n) : 0.0f;
+      for (index_t step = 0; step < chunks; ++step) {
+        const index_t c = REVERSE ? chunks - 1 - step : step;
+        carry(b, n, c) = value;
+        value = chunk_end(b, n, c) + chunk_prod(b, n, c) * value;
+      }
+    });
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Launchers.
+
+template <template <class, int> class Stage, class Space, class Setup>
+void launch_grouped(const char* label, const Space& space, int group, index_t league, int team_size,
+                    const Setup& setup) {
+  switch (group) {
+    case 1: { Stage<Space, 1> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
+    case 2: { Stage<Space, 2> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
+    case 4: { Stage<Space, 4> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
+    case 8: { Stage<Space, 8> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
+    default: throw std::invalid_argument(std::string(label) + ": group size must be 1, 2, 4 or 8");
+  }
+}
+
+index_t chunk_count(const S7ScanProblem& p, const S7ScanConfig& c) { return ceil_div(p.seqlen, c.chunk_len); }
+index_t walk_rows(const S7ScanProblem& p, const S7ScanConfig& c) {
+  return min_index(c.walk_team_size, p.dstate);
+}
+
+void require_valid(const S7ScanProblem& p, const S7ScanConfig& c, BackendKind backend) {
+  const std::string why = c.invalid_reason(p, backend);
+  if (!why.empty()) throw std::invalid_argument("s7_scan config " + c.to_json().dump() + ": " + why);
+}
+
+template <class Space>
+BackendKind backend_of() {
+#ifdef KOKKOS_ENABLE_CUDA
+  if (std::is_same<Space, Kokkos::Cuda>::value) return BackendKind::cuda;
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  if (std::is_same<Space, Kokkos::OpenMP>::value) return BackendKind::openmp;
+#endif
+  return BackendKind::serial;
+}
+
+template <class View>
+void require_extents(const View& v, const char* name, std::initializer_list<index_t> extents) {
+  int axis = 0;
+  for (index_t e : extents) {
+    if (index_t(v.extent(axis)) != e) {
+      std::ostringstream s;
+      s << "s7_scan: " << name << " has extent " << v.extent(axis) << " on axis " << axis << ", expected " << e;
+      throw std::invalid_argument(s.str());
+    }
+    ++axis;
+  }
+}
+
+template <class Space>
+void check_workspace(const S7ScanProblem& p, const S7ScanConfig& c, const S7ScanWorkspace<Space>& w, bool backward) {
+  require_extents(w.X, "workspace X", {p.batch, p.dstate, p.seqlen});
+  if (!backward) require_extents(w.Bu, "workspace Bu", {p.batch, p.dstate, p.seqlen});
+  if (backward) {
+    require_extents(w.DX, "workspace DX", {p.batch, p.dstate, p.seqlen});
+    require_extents(w.G, "workspace G", {c.bwd_dim_splits, p.batch, p.dstate, p.seqlen});
+  }
+  if (c.impl == "chunked") {
+    const index_t nc = chunk_count(p, c);
+    require_extents(w.carry, "workspace carry", {p.batch, p.dstate, nc});
+    require_extents(w.chunk_end, "workspace chunk_end", {p.batch, p.dstate, nc});
+    require_extents(w.chunk_prod, "workspace chunk_prod", {p.batch, p.dstate, nc});
+  }
+}
+
+template <class Space, bool REVERSE>
+void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, REVERSE> walk, const Space& space,
+              S7ScanWorkspace<Space>& w, const char* summary_label, const char* propagate_label,
+              const char* apply_label) {
+  const index_t rows = walk_rows(p, c), row_tiles = ceil_div(p.dstate, rows), nc = chunk_count(p, c);
+  walk.N = p.dstate;
+  walk.L = p.seqlen;
+  walk.rows = rows;
+  walk.chunk_len = c.chunk_len;
+  walk.chunks = nc;
+  walk.row_tiles = row_tiles;
+  walk.splits = c.bwd_dim_splits;
+  const std::size_t scratch = WalkStage<Space, REVERSE>::scratch_bytes(rows, c.chunk_len);
+  const int team = static_cast<int>(rows);
+  if (c.impl == "sequential") {
+    walk.mode = WalkMode::apply;
+    walk.all_chunks = true;
+    launch(apply_label, space, p.batch * row_tiles, team, scratch, walk);
+    return;
+  }
+  // chunked: summaries, carries, then every chunk again from its carry.
+  walk.chunk_end = w.chunk_end;
+  walk.chunk_prod = w.chunk_prod;
+  walk.carry = w.carry;
+  walk.mode = WalkMode::summary;
+  walk.all_chunks = false;
+  launch(summary_label, space, p.batch * row_tiles * nc, team, scratch, walk);
+  PropagateStage<Space, REVERSE> propagate;
+  propagate.chunk_end = w.chunk_end;
+  propagate.chunk_prod = w.chunk_prod;
+  propagate.carry = w.carry;
+  propagate.start = walk.start;
+  propagate.N = p.dstate;
+  propagate.chunks = nc;
+  propagate.rows = rows;
+  propagate.row_tiles = row_tiles;
+  launch(propagate_label, space, p.batch * row_tiles, team, 0, propagate);
+  walk.mode = WalkMode::apply;
+  launch(apply_label, space, p.batch * row_tiles * nc, team, scratch, walk);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+template <class Space>
+std::int64_t S7ScanWorkspace<Space>::bytes() const {
+  return std::int64_t(sizeof(float)) *
+         std::int64_t(Bu.span() + X.span() + DX.span() + chunk_end.span() + chunk_prod.span() + carry.span() +
+                      G.span());
+}
+
+template <class Space>
+S7ScanWorkspace<Space> s7_scan_allocate_workspace(const S7ScanProblem& p, const S7ScanConfig& c) {
+  using View3 = typename S7ScanWorkspace<Space>::View3;
+  using View4 = typename S7ScanWorkspace<Space>::View4;
+  S7ScanWorkspace<Space> w;
+  const auto b = std::size_t(p.batch), N = std::size_t(p.dstate), L = std::size_t(p.seqlen);
+  const auto alloc3 = [](const char* label, std::size_t e0, std::size_t e1, std::size_t e2) {
+    return View3(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), e0, e1, e2);
+  };
+  w.Bu = alloc3("s7_scan::Bu", b, N, L);
+  w.X = alloc3("s7_scan::X", b, N, L);
+  if (p.with_backward) {
+    w.DX = alloc3("s7_scan::DX", b, N, L);
+    w.G = View4(Kokkos::view_alloc("s7_scan::G", Kokkos::WithoutInitializing), std::size_t(c.bwd_dim_splits), b, N,
+                L);
+  }
+  if (c.impl == "chunked") {
+    const auto nc = std::size_t(chunk_count(p, c));
+    w.chunk_end = alloc3("s7_scan::chunk_end", b, N, nc);
+    w.chunk_prod = alloc3("s7_scan::chunk_prod", b, N, nc);
+    w.carry = alloc3("s7_scan::carry", b, N, nc);
+  }
+  return w;
+}
+
+template <class Space>
+S7ScanViews<Space> S7ScanTensors<Space>::views() const {
+  S7ScanViews<Space> v;
+  v.u = u; v.A = A; v.bias = bias; v.B = B; v.C = C; v.initial_state = initial_state;
+  v.dout = dout; v.dlast_state = dlast_state;
+  v.out = out; v.last_state = last_state;
+  v.du = du; v.dA = dA; v.dbias = dbias; v.dB = dB; v.dC = dC; v.dinitial_state = dinitial_state;
+  return v;
+}
+
+template <class Space>
+std::int64_t S7ScanTensors<Space>::tensor_bytes() const {
+  const std::size_t floats = u.span() + A.span() + bias.span() + B.span() + C.span() + initial_state.span() +
+                             dout.span() + dlast_state.span() + out.span() + last_state.span() + du.span() +
+                             dA.span() + dbias.span() + dB.span() + dC.span() + dinitial_state.span();
+  return std::int64_t(sizeof(float) * floats);
+}
+
+template <class Space>
+S7ScanTensors<Space> s7_scan_allocate(const S7ScanProblem& p, const S7ScanConfig& c) {
+  p.validate();
+  S7ScanTensors<Space> t;
+  using V3 = typename S7ScanTensors<Space>::template V<float***>;
+  using V4 = typename S7ScanTensors<Space>::template V<float****>;
+  using V2 = typename S7ScanTensors<Space>::template V<float**>;
+  const auto b = std::size_t(p.batch), H = std::size_t(p.dim), N = std::size_t(p.dstate), L = std::size_t(p.seqlen);
+  t.u = V3("s7_scan::u", b, H, L);
+  t.A = V3("s7_scan::A", b, N, L);
+  t.B = V4("s7_scan::B", b, N, H, L);
+  t.C = V4("s7_scan::C", b, H, N, L);
+  if (p.has_bias) t.bias = V3("s7_scan::bias", b, N, L);
+  if (p.has_initial_state) t.initial_state = V2("s7_scan::initial_state", b, N);
+  t.out = V3("s7_scan::out", b, H, L);
+  t.last_state = V2("s7_scan::last_state", b, N);
+  if (p.with_backward) {
+    t.dout = V3("s7_scan::dout", b, H, L);
+    if (p.has_dlast_state) t.dlast_state = V2("s7_scan::dlast_state", b, N);
+    t.du = V3("s7_scan::du", b, H, L);
+    t.dA = V3("s7_scan::dA", b, N, L);
+    t.dB = V4("s7_scan::dB", b, N, H, L);
+    t.dC = V4("s7_scan::dC", b, H, N, L);
+    if (p.has_bias) t.dbias = V3("s7_scan::dbias", b, N, L);
+    if (p.has_initial_state) t.dinitial_state = V2("s7_scan::dinitial_state", b, N);
+  }
+  t.workspace = s7_scan_allocate_workspace<Space>(p, c);
+  return t;
+}
+
+template <class Space>
+void s7_scan_forward_views(const S7ScanProblem& p, const S7ScanConfig& c, const S7ScanViews<Space>& v,
+                           S7ScanWorkspace<Space>& w, const Space& space) {
+  p.validate();
+  require_valid(p, c, backend_of<Space>());
+  check_workspace(p, c, w, false);
+  const index_t H = p.dim, N = p.dstate, L = p.seqlen;
+
+  {  // 1. Bu
+    const StreamGrid grid = stream_grid(p, c, N, c.states_per_thread, 1);
+    launch_grouped<BuStage>("s7_scan::forward_bu", space, c.states_per_thread, p.batch * grid.tiles * grid.groups,
+                            c.team_size, [&](auto& s) {
+                              s.u = v.u; s.bias = v.bias; s.B = v.B; s.Bu = w.Bu; s.grid = grid;
+                              s.H = H; s.N = N; s.L = L; s.has_bias = p.has_bias;
+                            });
+  }
+  {  // 2. walk
+    WalkStage<Space, false> walk;
+    walk.A = v.A;
+    walk.drive = w.Bu;
+    walk.start = v.initial_state;
+    walk.states = w.X;
+    walk.final_value = v.last_state;
+    run_walk(p, c, walk, space, w, "s7_scan::forward_chunk_summary", "s7_scan::forward_carry",
+             "s7_scan::forward_walk");
+  }
+  {  // 3. y
+    const StreamGrid grid = stream_grid(p, c, H, c.dims_per_thread, 1);
+    launch_grouped<YStage>("s7_scan::forward_y", space, c.dims_per_thread, p.batch * grid.tiles * grid.groups,
+                           c.team_size, [&](auto& s) {
+                             s.C = v.C; s.X = w.X; s.out = v.out; s.grid = grid; s.H = H; s.N = N; s.L = L;
+                           });
+  }
+  w.forward_done = true;
+}
+
+template <class Space>
+void s7_scan_backward_views(const S7ScanProblem& p, const S7ScanConfig& c, const S7ScanViews<Space>& v,
+                            S7ScanWorkspace<Space>& w, const Space& space) {
+  p.validate();
+  if (!p.with_backward) throw std::invalid_argument("s7_scan backward: the problem has no dout (with_backward is false)");
+  require_valid(p, c, backend_of<Space>());
+  check_workspace(p, c, w, true);
+  if (!w.forward_done)
+    throw std::logic_error("s7_scan backward: run s7_scan_forward with this workspace first (the backward uses its states)");
+  const index_t H = p.dim, N = p.dstate, L = p.seqlen;
+
+  {  // 1. C pass
+    const StreamGrid grid = stream_grid(p, c, N, c.states_per_thread, c.bwd_dim_splits);
+    launch_grouped<CPassStage>("s7_scan::backward_c_pass", space, c.states_per_thread,
+                               p.batch * grid.tiles * grid.splits * grid.groups, c.team_size, [&](auto& s) {
+                                 s.C = v.C; s.dout = v.dout; s.X = w.X; s.dC = v.dC; s.G = w.G; s.grid = grid;
+                                 s.H = H; s.N = N; s.L = L;
+                               });
+  }
+  {  // 2. reverse walk
+    WalkStage<Space, true> walk;
+    walk.A = v.A;
+    walk.G = w.G;
+    walk.start = v.dlast_state;
+    walk.states = w.DX;
+    walk.X = w.X;
+    walk.initial_state = v.initial_state;
+    walk.dA = v.dA;
+    walk.dbias = v.dbias;
+    walk.final_value = v.dinitial_state;
+    run_walk(p, c, walk, space, w, "s7_scan::backward_chunk_summary", "s7_scan::backward_carry",
+             "s7_scan::backward_walk");
+  }
+  {  // 3. B pass
+    const StreamGrid grid = stream_grid(p, c, H, c.dims_per_thread, 1);
+    launch_grouped<BPassStage>("s7_scan::backward_b_pass", space, c.dims_per_thread,
+                               p.batch * grid.tiles * grid.groups, c.team_size, [&](auto& s) {
+                                 s.B = v.B; s.u = v.u; s.DX = w.DX; s.dB = v.dB; s.du = v.du; s.grid = grid;
+                                 s.H = H; s.N = N; s.L = L;
+                               });
+  }
+}
+
+template <class Space>
+void s7_scan_forward(const S7ScanProblem& p, const S7ScanConfig& c, S7ScanTensors<Space>& t, const Space& space) {
+  s7_scan_forward_views<Space>(p, c, t.views(), t.workspace, space);
+}
+
+template <class Space>
+void s7_scan_backward(const S7ScanProblem& p, const S7ScanConfig& c, S7ScanTensors<Space>& t, const Space& space) {
+  s7_scan_backward_views<Space>(p, c, t.views(), t.workspace, space);
+}
+
+#ifdef KOKKOS_ENABLE_SERIAL
+SCANLAB_S7_SCAN_DECLARE(, Kokkos::Serial)
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+SCANLAB_S7_SCAN_DECLARE(, Kokkos::OpenMP)
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+SCANLAB_S7_SCAN_DECLARE(, Kokkos::Cuda)
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Host bridge and backend limits.
+
+namespace {
+
+template <class Space>
+TensorMap run_s7_scan_on(const S7ScanProblem& p, const TensorMap& inputs, const S7ScanConfig& c, const Space& space) {
+  using T = S7ScanTensors<Space>;
+  using V3 = typename T::template V<float***>;
+  using V4 = typename T::template V<float****>;
+  using V2 = typename T::template V<float**>;
+  T t;
+  const auto b = std::size_t(p.batch), H = std::size_t(p.dim), N = std::size_t(p.dstate), L = std::size_t(p.seqlen);
+  t.u = to_device<V3>(require(inputs, "u"), "u");
+  t.A = to_device<V3>(require(inputs, "A"), "A");
+  t.B = to_device<V4>(require(inputs, "B"), "B");
+  t.C = to_device<V4>(require(inputs, "C"), "C");
+  if (p.has_bias) t.bias = to_device<V3>(require(inputs, "bias"), "bias");
+  if (p.has_initial_state) t.initial_state = to_device<V2>(require(inputs, "initial_state"), "initial_state");
+  t.out = poisoned<V3>("out", b, H, L);
+  t.last_state = poisoned<V2>("last_state", b, N);
+  if (p.with_backward) {
+    t.dout = to_device<V3>(require(inputs, "dout"), "dout");
+    if (p.has_dlast_state) t.dlast_state = to_device<V2>(require(inputs, "dlast_state"), "dlast_state");
+    t.du = poisoned<V3>("du", b, H, L);
+    t.dA = poisoned<V3>("dA", b, N, L);
+    t.dB = poisoned<V4>("dB", b, N, H, L);
+    t.dC = poisoned<V4>("dC", b, H, N, L);
+    if (p.has_bias) t.dbias = poisoned<V3>("dbias", b, N, L);
+    if (p.has_initial_state) t.dinitial_state = poisoned<V2>("dinitial_state", b, N);
+  }
+  t.workspace = s7_scan_allocate_workspace<Space>(p, c);
+  check_device(space, "s7_scan set-up");
+  s7_scan_forward<Space>(p, c, t, space);
+  check_device(space, "s7_scan forward");
+  if (p.with_backward) {
+    s7_scan_backward<Space>(p, c, t, space);
+    check_device(space, "s7_scan backward");
+  }
+
+  TensorMap result;
+  const Shape bhl{p.batch, p.dim, p.seqlen}, bnl{p.batch, p.dstate, p.seqlen}, state{p.batch, p.dstate};
+  result["out"] = to_host(t.out, bhl);
+  result["last_state"] = to_host(t.last_state, state);
+  if (p.with_backward) {
+    result["du"] = to_host(t.du, bhl);
+    result["dA"] = to_host(t.dA, bnl);
+    result["dB"] = to_host(t.dB, {p.batch, p.dstate, p.dim, p.seqlen});
+    result["dC"] = to_host(t.dC, {p.batch, p.dim, p.dstate, p.seqlen});
+    if (p.has_bias) result["dbias"] = to_host(t.dbias, bnl);
+    if (p.has_initial_state) result["dinitial_state"] = to_host(t.dinitial_state, state);
+  }
+  return result;
+}
+
+}  // namespace
+
+TensorMap run_s7_scan(const S7ScanProblem& p, const TensorMap& inputs, BackendKind backend, const S7ScanConfig& c) {
+  p.validate();
+  require_valid(p, c, backend);
+  for (const auto& spec : p.tensors()) {
+    if (spec.role != TensorRole::input && spec.role != TensorRole::grad_input) continue;
+    const Tensor& t = require(inputs, spec.name);
+    if (t.shape != spec.shape)
+      throw std::invalid_argument("s7_scan: input '" + spec.name + "' has shape " + shape_string(t.shape) +
+                                  ", expected " + shape_string(spec.shape));
+  }
+  return dispatch_space(backend, [&](auto space) { return run_s7_scan_on(p, inputs, c, space); });
+}
+
+namespace {
+// A functor with no state, to ask a TeamPolicy for its largest team independently of any kernel.
+template <class Space>
+struct NoOpTeam {
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>&) const {}
+};
+template <class Space>
+int policy_team_size_max() {
+  return Kokkos::TeamPolicy<Space>(1, 1).team_size_max(NoOpTeam<Space>(), Kokkos::ParallelForTag());
+}
+}  // namespace
+
+int s7_max_team_size(BackendKind backend) {
+  switch (backend) {
+#ifdef KOKKOS_ENABLE_SERIAL
+    case BackendKind::serial: return policy_team_size_max<Kokkos::Serial>();
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+    case BackendKind::openmp: return policy_team_size_max<Kokkos::OpenMP>();
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+    case BackendKind::cuda: return policy_team_size_max<Kokkos::Cuda>();
+#endif
+    default: return 0;
+  }
+}
+
+std::int64_t s7_max_team_scratch_bytes(BackendKind backend) {
+  switch (backend) {
+#ifdef KOKKOS_ENABLE_SERIAL
+    case BackendKind::serial: return Kokkos::TeamPolicy<Kokkos::Serial>::scratch_size_max(0);
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+    case BackendKind::openmp: return Kokkos::TeamPolicy<Kokkos::OpenMP>::scratch_size_max(0);
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+    case BackendKind::cuda: return Kokkos::TeamPolicy<Kokkos::Cuda>::scratch_size_max(0);
+#endif
+    default: return 0;
+  }
+}
+
+}  // namespace scanlab::kernels

@@ -1,0 +1,975 @@
+// selective_scan and state_space_v1 kernels, forward and backward, one Kokkos source for
+// Serial, OpenMP and CUDA. Semantics: kernels/problem/selective_scan.hpp (the oracle's, exactly);
+// implementations and every tunable: kernels/selective_scan_config.hpp.
+//
+// The device-level API (benchmarks call it without host copies):
+//   auto tensors   = allocate_selective_scan_tensors<Space>(problem, layout);   // fill the inputs
+//   auto workspace = allocate_selective_scan_workspace<Space>(problem, config); // .bytes()
+//   selective_scan_forward<Space>(problem, config, tensors, workspace, space);
+//   selective_scan_backward<Space>(problem, config, tensors, workspace, space); // after a forward
+// Both launch on `space` and return without fencing. The backward reads what the forward left in
+// the workspace (the chunk-start states, "chunked"'s decays) and never modifies it, so it can be
+// timed alone, repeatedly, after one forward. state_space_v1 is the same call with
+// problem = StateSpaceV1Problem::as_selective_scan() and SequenceLayout::batch_seqlen_dim
+// (hidden_states → u, dt → delta, gate → z, final_state → last_state).
+//
+// Structure. Every kernel works on a team of channels (one group, `channels_per_team` of them,
+// each thread owning channels_per_team / team_size in turn) and on time either whole
+// ("sequential") or one chunk per team ("chunked"). The per-step B and C a team's channels
+// share are staged in team scratch once per time tile. Kernel arguments travel in one Params
+// struct of base pointers and int64 strides (CUTLASS style), which is how state_space_v1's
+// time-major tensors run through the same code. Index arithmetic is int64 throughout.
+//
+// Backward, per chunk (last to first): the forward is recomputed over the chunk from its saved
+// start state, one state n at a time (the states are independent given dt), keeping h and
+// exp(dt·A) per step in team scratch; the adjoint g of that state then runs backwards over the
+// chunk and every gradient term is formed. Terms summed over steps or states (du, ddelta) stay
+// per channel; terms summed across channels or time are deterministic:
+//   per-step dB, dC (a sum over the group's channels): each thread sums its channels in order,
+//     the team sums its threads in a fixed binary tree, and the team's sum is written to dB
+//     (one team per group) or to a per-team partial summed over teams in order by a second
+//     kernel;
+//   dA, dD, ddelta_bias, time-invariant dB and dC (sums over batch and time): a per-channel
+//     register sum over the chunk, accumulated per channel in scratch across chunks, written
+//     per (b, segment) to a partial and summed over batch and segments in order by a second
+//     kernel.
+// No floating-point atomics anywhere: with a fixed config the result is bitwise repeatable on
+// every backend and independent of the number of threads.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "device_math.hpp"
+#include "selective_scan_config.hpp"
+
+namespace scanlab::kernels {
+
+// ---------------------------------------------------------------------------------------------
+// Public device-level API
+// ---------------------------------------------------------------------------------------------
+
+// Device tensors, flat float32 with the layout's strides (selective_scan_strides). Views of the
+// options the problem lacks (and the gradients without a backward) are empty.
+template <class Space>
+struct SelectiveScanTensors {
+  using View = Kokkos::View<float*, typename Space::memory_space>;
+  SequenceLayout layout = SequenceLayout::batch_dim_seqlen;
+  View u, delta, A, B, C, D, z, delta_bias, initial_state;  // inputs
+  View out, last_state;                                    // forward outputs
+  View dout, dlast_state;                                  // backward inputs
+  View du, ddelta, dA, dB, dC, dD, dz, ddelta_bias, dinitial_state;  // gradients
+};
+
+// Allocates (uninitialised) every tensor the problem uses.
+template <class Space>
+SelectiveScanTensors<Space> allocate_selective_scan_tensors(const SelectiveScanProblem& p, SequenceLayout layout);
+
+template <class Space>
+struct SelectiveScanWorkspace {
+  Kokkos::View<float*, typename Space::memory_space> buffer;
+  SelectiveScanWorkspaceLayout layout;
+  std::int64_t bytes() const { return layout.bytes(); }
+};
+
+// Allocates the workspace the config needs for the problem (its buffers and their sizes:
+// SelectiveScanWorkspaceLayout). A workspace serves every later call with the same problem and
+// config.
+template <class Space>
+SelectiveScanWorkspace<Space> allocate_selective_scan_workspace(const SelectiveScanProblem& p,
+                                                                const SelectiveScanConfig& c);
+
+// Forward: out and last_state (and, when p.with_backward, the chunk-start states for the
+// backward). Throws std::invalid_argument when the config cannot run the problem.
+template <class Space>
+void selective_scan_forward(const SelectiveScanProblem& p, const SelectiveScanConfig& c,
+                            const SelectiveScanTensors<Space>& t, const SelectiveScanWorkspace<Space>& w,
+                            const Space& space = Space());
+
+// Backward from dout (and dlast_state when p.has_dlast_state): every gradient of the problem.
+// Needs p.with_backward and a forward run earlier with the same problem, config and workspace.
+template <class Space>
+void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanConfig& c,
+                             const SelectiveScanTensors<Space>& t, const SelectiveScanWorkspace<Space>& w,
+                             const Space& space = Space());
+
+template <class Space>
+constexpr BackendKind backend_kind_of() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<Space, Kokkos::Cuda>::value) return BackendKind::cuda;
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+  if (std::is_same<Space, Kokkos::OpenMP>::value) return BackendKind::openmp;
+#endif
+  return BackendKind::serial;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Implementation
+// ---------------------------------------------------------------------------------------------
+namespace detail {
+
+using index_t = std::int64_t;
+
+KOKKOS_INLINE_FUNCTION index_t min_index(index_t a, index_t b) { return a < b ? a : b; }
+
+// Everything a kernel reads: dims, options, schedule, base pointers, strides, workspace and
+// scratch layouts. Built once on the host, copied to the device by value.
+struct Params {
+  index_t batch = 0, dim = 0, dstate = 0, seqlen = 0, groups = 1, channels_per_group = 0;
+  bool B_per_step = true, C_per_step = true, has_D = false, has_z = false, has_delta_bias = false;
+  bool softplus = false, has_initial_state = false, has_dlast_state = false;
+  bool save_chunk_states = false;  // "sequential" forward followed by a backward
+  GateActivation gate = GateActivation::silu;
+
+  // schedule (SelectiveScanConfig)
+  index_t channels_per_team = 1, team_size = 1, fwd_tiles = 1, time_tile = 1;
+  index_t chunk_len = 1, num_chunks = 1;
+  index_t bwd_channels_per_team = 1, bwd_team_size = 1, bwd_tiles = 1, channel_segments = 1;
+  int scratch_level = 0;
+
+  SelectiveScanStrides st;
+  const float *u = nullptr, *delta = nullptr, *A = nullptr, *B = nullptr, *C = nullptr, *D = nullptr;
+  const float *z = nullptr, *delta_bias = nullptr, *initial_state = nullptr;
+  const float *dout = nullptr, *dlast_state = nullptr;
+  float *out = nullptr, *last_state = nullptr;
+  float *du = nullptr, *ddelta = nullptr, *dA = nullptr, *dB = nullptr, *dC = nullptr, *dD = nullptr;
+  float *dz = nullptr, *ddelta_bias = nullptr, *dinitial_state = nullptr;
+
+  float *chunk_states = nullptr, *chunk_local = nullptr, *chunk_decay = nullptr;
+  float *part_dA = nullptr, *part_dB_channel = nullptr, *part_dC_channel = nullptr;
+  float *part_dD = nullptr, *part_ddelta_bias = nullptr, *part_dB_step = nullptr, *part_dC_step = nullptr;
+
+  ForwardScratch fwd_scratch;
+  AdjointScratch adj_scratch;
+  BackwardScratch bwd_scratch;
+
+  KOKKOS_INLINE_FUNCTION index_t seq(index_t b, index_t d, index_t t) const {
+    return b * st.seq_batch + d * st.seq_dim + t * st.seq_time;
+  }
+  KOKKOS_INLINE_FUNCTION index_t B_step(index_t b, index_t g, index_t n, index_t t) const {
+    return b * st.B_batch + g * st.B_group + n * st.B_state + t * st.B_time;
+  }
+  KOKKOS_INLINE_FUNCTION index_t C_step(index_t b, index_t g, index_t n, index_t t) const {
+    return b * st.C_batch + g * st.C_group + n * st.C_state + t * st.C_time;
+  }
+  KOKKOS_INLINE_FUNCTION index_t B_fixed(index_t d, index_t n) const { return d * st.B_dim + n * st.B_state; }
+  KOKKOS_INLINE_FUNCTION index_t C_fixed(index_t d, index_t n) const { return d * st.C_dim + n * st.C_state; }
+  KOKKOS_INLINE_FUNCTION index_t state(index_t b, index_t d, index_t n) const {
+    return b * st.state_batch + d * st.state_dim + n * st.state_state;
+  }
+  // Workspace (B, S, N, D): channels innermost, so a warp's channels touch consecutive words.
+  KOKKOS_INLINE_FUNCTION index_t chunk_slot(index_t b, index_t chunk, index_t n, index_t d) const {
+    return ((b * num_chunks + chunk) * dstate + n) * dim + d;
+  }
+  KOKKOS_INLINE_FUNCTION index_t channel_partial(index_t b, index_t segment, index_t n, index_t d) const {
+    return ((b * channel_segments + segment) * dstate + n) * dim + d;
+  }
+  KOKKOS_INLINE_FUNCTION index_t channel_partial(index_t b, index_t segment, index_t d) const {
+    return (b * channel_segments + segment) * dim + d;
+  }
+  KOKKOS_INLINE_FUNCTION index_t step_partial(index_t b, index_t g, index_t tile, index_t n, index_t t) const {
+    return (((b * groups + g) * bwd_tiles + tile) * dstate + n) * seqlen + t;
+  }
+
+  KOKKOS_INLINE_FUNCTION float dt_raw(index_t b, index_t d, index_t t) const {
+    return device_math::load_readonly(delta + seq(b, d, t)) +
+           (has_delta_bias ? device_math::load_readonly(delta_bias + d) : 0.0f);
+  }
+};
+
+// dt = softplus(raw) = log1p(exp(raw)), except that raw > 20 keeps raw (mamba_ssm's threshold).
+// A literal, not kSoftplusThreshold itself: a host constexpr double is not device code.
+#define SCANLAB_SOFTPLUS_THRESHOLD_F32 20.0f
+static_assert(double(SCANLAB_SOFTPLUS_THRESHOLD_F32) == kSoftplusThreshold, "softplus threshold mismatch");
+KOKKOS_INLINE_FUNCTION float softplus_f32(float raw) {
+  return raw > SCANLAB_SOFTPLUS_THRESHOLD_F32 ? raw : device_math::log1p_f32(device_math::exp_f32(raw));
+}
+KOKKOS_INLINE_FUNCTION float softplus_slope_f32(float raw) {
+  return raw > SCANLAB_SOFTPLUS_THRESHOLD_F32 ? 1.0f : device_math::sigmoid_f32(raw);
+}
+
+// The gate act(z) and act'(z), in the naive float32 forms the oracle's error bound models.
+struct GateValue {
+  float act, slope;
+};
+KOKKOS_INLINE_FUNCTION GateValue gate_f32(GateActivation activation, float z) {
+  switch (activation) {
+    case GateActivation::silu: {
+      const float s = device_math::sigmoid_f32(z);
+      return {z * s, s * (1.0f + z * (1.0f - s))};
+    }
+    case GateActivation::identity: return {z, 1.0f};
+    case GateActivation::gelu_tanh: {
+      const float scale = 0.7978845608028654f, cubic = 0.044715f;  // sqrt(2/pi)
+      const float th = device_math::tanh_f32(scale * (z + cubic * (z * z * z)));
+      const float s = 1.0f + th;
+      return {0.5f * z * s, 0.5f * s + 0.5f * z * (1.0f - th * th) * scale * (1.0f + 3.0f * cubic * (z * z))};
+    }
+    case GateActivation::gelu_erf: {
+      const float e = device_math::erf_f32(z * 0.7071067811865476f);
+      const float s = 1.0f + e;
+      const float pdf = 0.3989422804014327f * device_math::exp_f32(-(0.5f * (z * z)));
+      return {0.5f * z * s, 0.5f * s + z * pdf};
+    }
+  }
+  return {z, 1.0f};
+}
+
+// Per-state arrays of one channel: registers for a compile-time dstate, team scratch (one
+// column per thread, stride team size, so a warp's accesses hit distinct banks) otherwise.
+template <int kN>
+struct StateArray {
+  float v[kN];
+  KOKKOS_INLINE_FUNCTION StateArray(float*, index_t) {}
+  KOKKOS_INLINE_FUNCTION float& operator[](index_t n) { return v[n]; }
+};
+template <>
+struct StateArray<0> {
+  float* base;
+  index_t stride;
+  KOKKOS_INLINE_FUNCTION StateArray(float* b, index_t s) : base(b), stride(s) {}
+  KOKKOS_INLINE_FUNCTION float& operator[](index_t n) const { return base[n * stride]; }
+};
+
+// Address of an array in team scratch plus an offset; nullptr when the layout has no such array.
+KOKKOS_INLINE_FUNCTION float* scratch_at(float* base, index_t offset, index_t plus = 0) {
+  return offset >= 0 ? base + offset + plus : nullptr;
+}
+
+// Which (batch, group, channel tile, chunk) a team works on: chunk fastest, then tile.
+struct TeamWork {
+  index_t b, g, tile, chunk;
+};
+KOKKOS_INLINE_FUNCTION TeamWork team_work(index_t rank, index_t chunks, index_t tiles, index_t groups) {
+  TeamWork w;
+  w.chunk = rank % chunks;
+  rank /= chunks;
+  w.tile = rank % tiles;
+  rank /= tiles;
+  w.g = rank % groups;
+  w.b = rank / groups;
+  return w;
+}
+
+// Stages the per-step B (and C) of time steps [t_begin, t_begin + len) for group g into team
+// scratch as [n][k] with row stride `row`: consecutive threads read consecutive steps.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void stage_bc(const Member& team, const Params& p, index_t b, index_t g, index_t t_begin,
+                                     index_t len, index_t row, float* stage_B, float* stage_C) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, p.dstate * len), [&](const index_t i) {
+    const index_t n = i / len, k = i % len;
+    if (stage_B) stage_B[n * row + k] = device_math::load_readonly(p.B + p.B_step(b, g, n, t_begin + k));
+    if (stage_C) stage_C[n * row + k] = device_math::load_readonly(p.C + p.C_step(b, g, n, t_begin + k));
+  });
+}
+
+// Sums `rows` rows of `cols` floats (row stride `stride`) into row 0 along a fixed binary tree:
+// the same additions in the same order on every run and backend. Two matrices at once (either
+// may be nullptr). Ends with a barrier.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void team_tree_sum_rows(const Member& team, float* m0, float* m1, index_t rows, index_t stride,
+                                               index_t cols) {
+  for (index_t step = 1; step < rows; step *= 2) {
+    const index_t pairs = (rows + 2 * step - 1) / (2 * step);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pairs * cols), [&](const index_t i) {
+      const index_t r = (i / cols) * 2 * step, col = i % cols;
+      if (r + step < rows) {
+        if (m0) m0[r * stride + col] += m0[(r + step) * stride + col];
+        if (m1) m1[r * stride + col] += m1[(r + step) * stride + col];
+      }
+    });
+    team.team_barrier();
+  }
+}
+
+enum class ForwardMode : int {
+  sequential,   // all of time from initial_state (saving chunk-start states if asked)
+  chunk_final,  // one chunk from its carried start state ("chunked"'s last pass)
+};
+
+// The forward scan. kLocal: "chunked"'s first pass, one chunk from a zero state, writing only
+// its end state and decay product Π exp(dt·A) (no outputs; C is not read).
+template <class Space, int kN, bool kLocal>
+struct ForwardScan {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+  ForwardMode mode;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const bool whole_sequence = !kLocal && mode == ForwardMode::sequential;
+    const TeamWork w = team_work(team.league_rank(), whole_sequence ? 1 : p.num_chunks, p.fwd_tiles, p.groups);
+    const index_t chunk_begin = whole_sequence ? 0 : w.chunk;
+    const index_t chunk_end = whole_sequence ? p.num_chunks : w.chunk + 1;
+    ScratchView scratch(team.team_scratch(p.scratch_level), p.fwd_scratch.total);
+    float* const base = scratch.data();
+    const index_t thread = team.team_rank(), T = p.team_size, reps = p.channels_per_team / T;
+    const index_t N = kN > 0 ? index_t(kN) : p.dstate;
+    // B, C of step k and state n at stage[n·row + k·step]: a shared time tile when per-step,
+    // this thread's column (its channel's row, step 0) when time-invariant.
+    float* const stage_B = scratch_at(base, p.fwd_scratch.stage_B, p.B_per_step ? 0 : thread);
+    float* const stage_C = scratch_at(base, p.fwd_scratch.stage_C, p.C_per_step ? 0 : thread);
+    const index_t B_row = p.B_per_step ? p.time_tile : T, B_step = p.B_per_step ? 1 : 0;
+    const index_t C_row = p.C_per_step ? p.time_tile : T, C_step = p.C_per_step ? 1 : 0;
+
+    for (index_t rep = 0; rep < reps; ++rep) {
+      const index_t channel = w.tile * p.channels_per_team + rep * T + thread;
+      const bool active = channel < p.channels_per_group;
+      const index_t d = w.g * p.channels_per_group + (active ? channel : 0);
+      StateArray<kN> h(scratch_at(base, p.fwd_scratch.state, thread), T);
+      StateArray<kN> A(scratch_at(base, p.fwd_scratch.A, thread), T);
+      StateArray<kN> decay(scratch_at(base, p.fwd_scratch.decay, thread), T);
+      if (active) {
+        SCANLAB_UNROLL
+        for (index_t n = 0; n < N; ++n) {
+          A[n] = device_math::load_readonly(p.A + d * p.dstate + n);
+          if (!p.B_per_step) stage_B[n * B_row] = device_math::load_readonly(p.B + p.B_fixed(d, n));
+          if (!kLocal && !p.C_per_step) stage_C[n * C_row] = device_math::load_readonly(p.C + p.C_fixed(d, n));
+          float h0 = 0.0f;
+          if (kLocal) {
+            decay[n] = 1.0f;
+          } else if (whole_sequence) {
+            if (p.has_initial_state) h0 = device_math::load_readonly(p.initial_state + p.state(w.b, d, n));
+          } else {
+            h0 = p.chunk_states[p.chunk_slot(w.b, w.chunk, n, d)];
+          }
+          h[n] = h0;
+        }
+      }
+      const float D_d = active && p.has_D ? device_math::load_readonly(p.D + d) : 0.0f;
+
+      for (index_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
+        const index_t t0 = chunk * p.chunk_len, t1 = min_index(t0 + p.chunk_len, p.seqlen);
+        if (!kLocal && whole_sequence && p.save_chunk_states && active) {
+          SCANLAB_UNROLL
+          for (index_t n = 0; n < N; ++n) p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] = h[n];
+        }
+        for (index_t tile_begin = t0; tile_begin < t1; tile_begin += p.time_tile) {
+          const index_t len = min_index(p.time_tile, t1 - tile_begin);
+          team.team_barrier();  // the previous tile's stage is no longer read
+          stage_bc(team, p, w.b, w.g, tile_begin, len, p.time_tile, p.B_per_step ? stage_B : nullptr,
+                   !kLocal && p.C_per_step ? stage_C : nullptr);
+          team.team_barrier();
+          if (!active) continue;
+          for (index_t k = 0; k < len; ++k) {
+            const index_t t = tile_begin + k;
+            const index_t at = p.seq(w.b, d, t);
+            const float raw = p.dt_raw(w.b, d, t);
+            const float dt = p.softplus ? softplus_f32(raw) : raw;
+            const float x = device_math::load_readonly(p.u + at);
+            float y = 0.0f;
+            SCANLAB_UNROLL
+            for (index_t n = 0; n < N; ++n) {
+              const float a = device_math::exp_f32(dt * A[n]);
+              h[n] = a * h[n] + dt * stage_B[n * B_row + k * B_step] * x;
+              if (kLocal) decay[n] *= a;
+              else y += stage_C[n * C_row + k * C_step] * h[n];
+            }
+            if (!kLocal) {
+              if (p.has_D) y += D_d * x;
+              p.out[at] = p.has_z ? y * gate_f32(p.gate, device_math::load_readonly(p.z + at)).act : y;
+            }
+          }
+        }
+      }
+
+      if (!active) continue;
+      if (kLocal) {
+        SCANLAB_UNROLL
+        for (index_t n = 0; n < N; ++n) {
+          p.chunk_local[p.chunk_slot(w.b, w.chunk, n, d)] = h[n];
+          p.chunk_decay[p.chunk_slot(w.b, w.chunk, n, d)] = decay[n];
+        }
+      } else if (chunk_end == p.num_chunks) {
+        SCANLAB_UNROLL
+        for (index_t n = 0; n < N; ++n) p.last_state[p.state(w.b, d, n)] = h[n];
+      }
+    }
+  }
+};
+
+// "chunked"'s carry pass, one (b, n, d) per index: the start state of every chunk from the
+// previous chunk's start state, decay and local end state, in chunk order.
+template <class Space>
+struct CarryStates {
+  Params p;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t i) const {
+    const index_t d = i % p.dim, n = (i / p.dim) % p.dstate, b = i / (p.dim * p.dstate);
+    float h = p.has_initial_state ? p.initial_state[p.state(b, d, n)] : 0.0f;
+    for (index_t chunk = 0; chunk < p.num_chunks; ++chunk) {
+      const index_t slot = p.chunk_slot(b, chunk, n, d);
+      p.chunk_states[slot] = h;
+      h = p.chunk_decay[slot] * h + p.chunk_local[slot];
+    }
+  }
+};
+
+// "chunked"'s first backward pass: per chunk, the adjoint of the state before the chunk from a
+// zero adjoint at its end (g ← (g + C·dy)·exp(dt·A), backwards over the chunk), into chunk_local.
+template <class Space, int kN>
+struct AdjointLocal {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const TeamWork w = team_work(team.league_rank(), p.num_chunks, p.bwd_tiles, p.groups);
+    ScratchView scratch(team.team_scratch(p.scratch_level), p.adj_scratch.total);
+    float* const base = scratch.data();
+    const index_t thread = team.team_rank(), T = p.bwd_team_size, reps = p.bwd_channels_per_team / T;
+    float* const stage_C = scratch_at(base, p.adj_scratch.stage_C, p.C_per_step ? 0 : thread);  // as ForwardScan
+    const index_t C_row = p.C_per_step ? p.time_tile : T, C_step = p.C_per_step ? 1 : 0;
+    const index_t N = kN > 0 ? index_t(kN) : p.dstate;
+    const index_t t0 = w.chunk * p.chunk_len, t1 = min_index(t0 + p.chunk_len, p.seqlen);
+    const index_t tiles = (t1 - t0 + p.time_tile - 1) / p.time_tile;
+
+    for (index_t rep = 0; rep < reps; ++rep) {
+      const index_t channel = w.tile * p.bwd_channels_per_team + rep * T + thread;
+      const bool active = channel < p.channels_per_group;
+      const index_t d = w.g * p.channels_per_group + (active ? channel : 0);
+      StateArray<kN> g(scratch_at(base, p.adj_scratch.adjoint, thread), T);
+      StateArray<kN> A(scratch_at(base, p.adj_scratch.A, thread), T);
+      if (active) {
+        SCANLAB_UNROLL
+        for (index_t n = 0; n < N; ++n) {
+          A[n] = device_math::load_readonly(p.A + d * p.dstate + n);
+          if (!p.C_per_step) stage_C[n * C_row] = device_math::load_readonly(p.C + p.C_fixed(d, n));
+          g[n] = 0.0f;
+        }
+      }
+      for (index_t tile = tiles - 1; tile >= 0; --tile) {
+        const index_t tile_begin = t0 + tile * p.time_tile, len = min_index(p.time_tile, t1 - tile_begin);
+        team.team_barrier();
+        stage_bc(team, p, w.b, w.g, tile_begin, len, p.time_tile, nullptr, p.C_per_step ? stage_C : nullptr);
+        team.team_barrier();
+        if (!active) continue;
+        for (index_t k = len - 1; k >= 0; --k) {
+          const index_t t = tile_begin + k, at = p.seq(w.b, d, t);
+          const float raw = p.dt_raw(w.b, d, t);
+          const float dt = p.softplus ? softplus_f32(raw) : raw;
+          float dy = device_math::load_readonly(p.dout + at);
+          if (p.has_z) dy *= gate_f32(p.gate, device_math::load_readonly(p.z + at)).act;
+          SCANLAB_UNROLL
+          for (index_t n = 0; n < N; ++n) {
+            g[n] = (g[n] + stage_C[n * C_row + k * C_step] * dy) * device_math::exp_f32(dt * A[n]);
+          }
+        }
+      }
+      if (!active) continue;
+      SCANLAB_UNROLL
+      for (index_t n = 0; n < N; ++n) p.chunk_local[p.chunk_slot(w.b, w.chunk, n, d)] = g[n];
+    }
+  }
+};
+
+// "chunked"'s reverse carry, one (b, n, d) per index: the adjoint at every chunk's end (from
+// dlast_state through the later chunks), overwriting chunk_local's start adjoints in place;
+// what is left after chunk 0 is dinitial_state.
+template <class Space>
+struct CarryAdjoints {
+  Params p;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t i) const {
+    const index_t d = i % p.dim, n = (i / p.dim) % p.dstate, b = i / (p.dim * p.dstate);
+    float g = p.has_dlast_state ? p.dlast_state[p.state(b, d, n)] : 0.0f;
+    for (index_t chunk = p.num_chunks - 1; chunk >= 0; --chunk) {
+      const index_t slot = p.chunk_slot(b, chunk, n, d);
+      const float local = p.chunk_local[slot];
+      p.chunk_local[slot] = g;
+      g = p.chunk_decay[slot] * g + local;
+    }
+    if (p.has_initial_state) p.dinitial_state[p.state(b, d, n)] = g;
+  }
+};
+
+// The chunk backward (see the header comment). kChunked: one chunk per team, its end adjoint
+// from CarryAdjoints; otherwise one team walks every chunk from last to first.
+template <class Space, bool kChunked>
+struct BackwardChunks {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    namespace dm = device_math;
+    const BackwardScratch& s = p.bwd_scratch;
+    const TeamWork w = team_work(team.league_rank(), kChunked ? p.num_chunks : 1, p.bwd_tiles, p.groups);
+    ScratchView scratch(team.team_scratch(p.scratch_level), s.total);
+    float* const base = scratch.data();
+    const index_t thread = team.team_rank(), T = p.bwd_team_size, CH = p.bwd_channels_per_team, reps = CH / T;
+    const index_t N = p.dstate, K = p.chunk_len;
+    float* const stage_B = scratch_at(base, s.stage_B);
+    float* const stage_C = scratch_at(base, s.stage_C);
+    float* const contrib_B = scratch_at(base, s.contrib_B);
+    float* const contrib_C = scratch_at(base, s.contrib_C);
+    float* const my_contrib_B = scratch_at(base, s.contrib_B, thread * K);
+    float* const my_contrib_C = scratch_at(base, s.contrib_C, thread * K);
+
+    // Per-channel accumulators and the adjoint entering the last chunk handled.
+    for (index_t rep = 0; rep < reps; ++rep) {
+      const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+      const bool active = channel < p.channels_per_group;
+      const index_t d = w.g * p.channels_per_group + (active ? channel : 0);
+      for (index_t n = 0; n < N; ++n) {
+        float g = 0.0f;
+        if (active && kChunked) g = p.chunk_local[p.chunk_slot(w.b, w.chunk, n, d)];
+        if (active && !kChunked && p.has_dlast_state) g = dm::load_readonly(p.dlast_state + p.state(w.b, d, n));
+        base[s.adjoint + n * CH + ch] = g;
+        base[s.dA + n * CH + ch] = 0.0f;
+        if (s.dB >= 0) base[s.dB + n * CH + ch] = 0.0f;
+        if (s.dC >= 0) base[s.dC + n * CH + ch] = 0.0f;
+      }
+      if (s.dD >= 0) base[s.dD + ch] = 0.0f;
+      if (s.ddelta_bias >= 0) base[s.ddelta_bias + ch] = 0.0f;
+    }
+
+    const index_t first = kChunked ? w.chunk : p.num_chunks - 1;
+    const index_t last = kChunked ? w.chunk : 0;
+    for (index_t chunk = first; chunk >= last; --chunk) {
+      const index_t t0 = chunk * K, len = min_index(K, p.seqlen - t0);
+      team.team_barrier();
+      stage_bc(team, p, w.b, w.g, t0, len, K, stage_B, stage_C);
+
+      // The chunk's per-step inputs of every channel; inactive channels get zeros, so they add
+      // nothing to the team sums.
+      for (index_t rep = 0; rep < reps; ++rep) {
+        const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+        const bool active = channel < p.channels_per_group;
+        const index_t d = w.g * p.channels_per_group + (active ? channel : 0);
+        for (index_t k = 0; k < len; ++k) {
+          const index_t slot = k * CH + ch;
+          float x = 0.0f, dt = 0.0f, slope = 1.0f, dy = 0.0f;
+          if (active) {
+            const index_t t = t0 + k, at = p.seq(w.b, d, t);
+            const float raw = p.dt_raw(w.b, d, t);
+            if (p.softplus) {
+              dt = softplus_f32(raw);
+              slope = softplus_slope_f32(raw);
+            } else {
+              dt = raw;
+            }
+            x = dm::load_readonly(p.u + at);
+            dy = dm::load_readonly(p.dout + at);
+            if (p.has_z) dy *= gate_f32(p.gate, dm::load_readonly(p.z + at)).act;
+          }
+          base[s.u + slot] = x;
+          base[s.dt + slot] = dt;
+          if (s.slope >= 0) base[s.slope + slot] = slope;
+          base[s.dy + slot] = dy;
+          base[s.du + slot] = 0.0f;
+          base[s.ddt + slot] = 0.0f;
+          if (s.y >= 0) base[s.y + slot] = 0.0f;
+        }
+      }
+      team.team_barrier();
+
+      for (index_t n = 0; n < N; ++n) {
+        for (index_t k = 0; k < len; ++k) {
+          if (my_contrib_B) my_contrib_B[k] = 0.0f;
+          if (my_contrib_C) my_contrib_C[k] = 0.0f;
+        }
+        for (index_t rep = 0; rep < reps; ++rep) {
+          const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+          if (channel >= p.channels_per_group) continue;
+          const index_t d = w.g * p.channels_per_group + channel;
+          const float A_n = dm::load_readonly(p.A + d * N + n);
+          const float B_fixed = p.B_per_step ? 0.0f : dm::load_readonly(p.B + p.B_fixed(d, n));
+          const float C_fixed = p.C_per_step ? 0.0f : dm::load_readonly(p.C + p.C_fixed(d, n));
+          const float h_start = p.chunk_states[p.chunk_slot(w.b, chunk, n, d)];
+          // Recompute this state over the chunk: h and exp(dt·A) per step.
+          float h = h_start;
+          for (index_t k = 0; k < len; ++k) {
+            const index_t slot = k * CH + ch;
+            const float dt = base[s.dt + slot];
+            const float Bk = stage_B ? stage_B[n * K + k] : B_fixed;
+            const float a = dm::exp_f32(dt * A_n);
+            h = a * h + dt * Bk * base[s.u + slot];
+            base[s.h + slot] = h;
+            base[s.decay + slot] = a;
+            if (s.y >= 0) base[s.y + slot] += (stage_C ? stage_C[n * K + k] : C_fixed) * h;
+          }
+          // The adjoint of this state, backwards over the chunk.
+          float g = base[s.adjoint + n * CH + ch];
+          float dA_sum = 0.0f, dB_sum = 0.0f, dC_sum = 0.0f;
+          for (index_t k = len - 1; k >= 0; --k) {
+            const index_t slot = k * CH + ch;
+            const float Bk = stage_B ? stage_B[n * K + k] : B_fixed;
+            const float Ck = stage_C ? stage_C[n * K + k] : C_fixed;
+            const float dt = base[s.dt + slot], x = base[s.u + slot], dy = base[s.dy + slot];
+            const float a = base[s.decay + slot];
+            const float h_prev = k > 0 ? base[s.h + slot - CH] : h_start;
+            g += Ck * dy;  // ∂ℒ/∂h_t
+            const float dC_term = dy * base[s.h + slot];
+            const float dB_term = g * dt * x;
+            if (my_contrib_C) my_contrib_C[k] += dC_term; else dC_sum += dC_term;
+            if (my_contrib_B) my_contrib_B[k] += dB_term; else dB_sum += dB_term;
+            base[s.du + slot] += g * dt * Bk;
+            base[s.ddt + slot] += g * (A_n * a * h_prev + Bk * x);
+            dA_sum += g * h_prev * a * dt;
+            g *= a;  // ∂ℒ/∂h_{t-1} through h_t
+          }
+          base[s.adjoint + n * CH + ch] = g;
+          base[s.dA + n * CH + ch] += dA_sum;
+          if (s.dB >= 0) base[s.dB + n * CH + ch] += dB_sum;
+          if (s.dC >= 0) base[s.dC + n * CH + ch] += dC_sum;
+        }
+        if (contrib_B || contrib_C) {
+          team.team_barrier();
+          team_tree_sum_rows(team, contrib_B, contrib_C, T, K, len);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, len), [&](const index_t k) {
+            const index_t t = t0 + k;
+            if (contrib_B) {
+              if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, n, t)] = contrib_B[k];
+              else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, n, t)] = contrib_B[k];
+            }
+            if (contrib_C) {
+              if (p.bwd_tiles == 1) p.dC[p.C_step(w.b, w.g, n, t)] = contrib_C[k];
+              else p.part_dC_step[p.step_partial(w.b, w.g, w.tile, n, t)] = contrib_C[k];
+            }
+          });
+          team.team_barrier();  // row 0 is read before the next state clears it
+        }
+      }
+
+      // The chunk's per-step gradients, channel by channel.
+      for (index_t rep = 0; rep < reps; ++rep) {
+        const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+        if (channel >= p.channels_per_group) continue;
+        const index_t d = w.g * p.channels_per_group + channel;
+        const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+        float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
+        for (index_t k = 0; k < len; ++k) {
+          const index_t slot = k * CH + ch, t = t0 + k, at = p.seq(w.b, d, t);
+          const float x = base[s.u + slot], dy = base[s.dy + slot];
+          float du = base[s.du + slot];
+          if (p.has_D) {
+            du += D_d * dy;
+            dD_sum += dy * x;
+          }
+          if (p.has_z) {
+            const float y = base[s.y + slot] + (p.has_D ? D_d * x : 0.0f);
+            p.dz[at] = dm::load_readonly(p.dout + at) * y * gate_f32(p.gate, dm::load_readonly(p.z + at)).slope;
+          }
+          const float ddelta = base[s.ddt + slot] * (s.slope >= 0 ? base[s.slope + slot] : 1.0f);
+          ddelta_bias_sum += ddelta;
+          p.du[at] = du;
+          p.ddelta[at] = ddelta;
+        }
+        if (s.dD >= 0) base[s.dD + ch] += dD_sum;
+        if (s.ddelta_bias >= 0) base[s.ddelta_bias + ch] += ddelta_bias_sum;
+      }
+    }
+
+    // Per-channel partial sums of this team's segment (all of time, or its chunk).
+    const index_t segment = kChunked ? w.chunk : 0;
+    for (index_t rep = 0; rep < reps; ++rep) {
+      const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+      if (channel >= p.channels_per_group) continue;
+      const index_t d = w.g * p.channels_per_group + channel;
+      for (index_t n = 0; n < N; ++n) {
+        if (!kChunked && p.has_initial_state) p.dinitial_state[p.state(w.b, d, n)] = base[s.adjoint + n * CH + ch];
+        p.part_dA[p.channel_partial(w.b, segment, n, d)] = base[s.dA + n * CH + ch];
+        if (s.dB >= 0) p.part_dB_channel[p.channel_partial(w.b, segment, n, d)] = base[s.dB + n * CH + ch];
+        if (s.dC >= 0) p.part_dC_channel[p.channel_partial(w.b, segment, n, d)] = base[s.dC + n * CH + ch];
+      }
+      if (s.dD >= 0) p.part_dD[p.channel_partial(w.b, segment, d)] = base[s.dD + ch];
+      if (s.ddelta_bias >= 0) p.part_ddelta_bias[p.channel_partial(w.b, segment, d)] = base[s.ddelta_bias + ch];
+    }
+  }
+};
+
+// Sums the per-channel partials over batch, then segment, in that fixed order: index n·D + d
+// for (D, N) gradients (dA; time-invariant dB, dC), d for dD and ddelta_bias.
+template <class Space>
+struct ReduceChannelPartials {
+  Params p;
+  const float* partial;
+  float* result;
+  index_t result_dim_stride, result_state_stride;  // result at d·dim_stride + n·state_stride
+  bool per_state;                                  // false: (D) partials
+
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t i) const {
+    const index_t d = i % p.dim, n = per_state ? i / p.dim : 0;
+    float sum = 0.0f;
+    for (index_t b = 0; b < p.batch; ++b)
+      for (index_t segment = 0; segment < p.channel_segments; ++segment)
+        sum += partial[per_state ? p.channel_partial(b, segment, n, d) : p.channel_partial(b, segment, d)];
+    result[d * result_dim_stride + n * result_state_stride] = sum;
+  }
+};
+
+// Sums the per-team partials of per-step dB or dC over the group's teams in order.
+template <class Space>
+struct ReduceStepPartials {
+  Params p;
+  const float* partial;
+  float* result;
+  bool is_B;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t i) const {
+    const index_t t = i % p.seqlen;
+    index_t r = i / p.seqlen;
+    const index_t n = r % p.dstate;
+    r /= p.dstate;
+    const index_t g = r % p.groups, b = r / p.groups;
+    float sum = 0.0f;
+    for (index_t tile = 0; tile < p.bwd_tiles; ++tile) sum += partial[p.step_partial(b, g, tile, n, t)];
+    result[is_B ? p.B_step(b, g, n, t) : p.C_step(b, g, n, t)] = sum;
+  }
+};
+
+// --- host side ---
+
+template <class View>
+const float* data_or_null(const View& v) {
+  return v.extent(0) > 0 ? v.data() : nullptr;
+}
+template <class View>
+float* mutable_or_null(const View& v) {
+  return v.extent(0) > 0 ? v.data() : nullptr;
+}
+
+template <class Space>
+Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, const SelectiveScanTensors<Space>& t,
+                   const SelectiveScanWorkspace<Space>& w) {
+  Params q;
+  q.batch = p.batch; q.dim = p.dim; q.dstate = p.dstate; q.seqlen = p.seqlen; q.groups = p.groups;
+  q.channels_per_group = p.channels_per_group();
+  q.B_per_step = p.B_per_step; q.C_per_step = p.C_per_step; q.has_D = p.has_D; q.has_z = p.has_z;
+  q.has_delta_bias = p.has_delta_bias; q.softplus = p.delta_softplus; q.has_initial_state = p.has_initial_state;
+  q.has_dlast_state = p.has_dlast_state; q.gate = p.gate_activation;
+  q.save_chunk_states = p.with_backward && c.impl == "sequential";
+  q.channels_per_team = c.channels_per_team; q.team_size = c.team_size;
+  q.fwd_tiles = ceil_div(q.channels_per_group, c.channels_per_team);
+  q.time_tile = effective_time_tile(p, c); q.chunk_len = effective_chunk_len(p, c);
+  q.num_chunks = w.layout.num_chunks;
+  q.bwd_channels_per_team = c.bwd_channels_per_team; q.bwd_team_size = c.bwd_team_size;
+  q.bwd_tiles = w.layout.bwd_tiles; q.channel_segments = w.layout.channel_segments;
+  q.scratch_level = c.scratch_level;
+  q.st = selective_scan_strides(p, t.layout);
+  q.u = data_or_null(t.u); q.delta = data_or_null(t.delta); q.A = data_or_null(t.A);
+  q.B = data_or_null(t.B); q.C = data_or_null(t.C); q.D = data_or_null(t.D); q.z = data_or_null(t.z);
+  q.delta_bias = data_or_null(t.delta_bias); q.initial_state = data_or_null(t.initial_state);
+  q.dout = data_or_null(t.dout); q.dlast_state = data_or_null(t.dlast_state);
+  q.out = mutable_or_null(t.out); q.last_state = mutable_or_null(t.last_state);
+  q.du = mutable_or_null(t.du); q.ddelta = mutable_or_null(t.ddelta); q.dA = mutable_or_null(t.dA);
+  q.dB = mutable_or_null(t.dB); q.dC = mutable_or_null(t.dC); q.dD = mutable_or_null(t.dD);
+  q.dz = mutable_or_null(t.dz); q.ddelta_bias = mutable_or_null(t.ddelta_bias);
+  q.dinitial_state = mutable_or_null(t.dinitial_state);
+  float* ws = w.buffer.extent(0) > 0 ? w.buffer.data() : nullptr;
+  auto at = [ws](std::int64_t offset) { return offset >= 0 && ws ? ws + offset : nullptr; };
+  const auto& l = w.layout;
+  q.chunk_states = at(l.chunk_states); q.chunk_local = at(l.chunk_local); q.chunk_decay = at(l.chunk_decay);
+  q.part_dA = at(l.part_dA); q.part_dB_channel = at(l.part_dB_channel); q.part_dC_channel = at(l.part_dC_channel);
+  q.part_dD = at(l.part_dD); q.part_ddelta_bias = at(l.part_ddelta_bias);
+  q.part_dB_step = at(l.part_dB_step); q.part_dC_step = at(l.part_dC_step);
+  q.fwd_scratch = forward_scratch(p, c);
+  q.adj_scratch = adjoint_scratch(p, c);
+  q.bwd_scratch = backward_scratch(p, c);
+  return q;
+}
+
+template <class Space>
+void check_can_run(const SelectiveScanProblem& p, const SelectiveScanConfig& c, const SelectiveScanWorkspace<Space>& w,
+                   const char* what) {
+  const std::string why = c.invalid_reason(p, backend_kind_of<Space>());
+  if (!why.empty()) throw std::invalid_argument(std::string("selective_scan ") + what + ": config cannot run this problem:\n" + why);
+  const auto expected = selective_scan_workspace_layout(p, c);
+  if (w.layout.total_floats != expected.total_floats || w.buffer.extent(0) < std::size_t(expected.total_floats))
+    throw std::invalid_argument(std::string("selective_scan ") + what +
+                                ": the workspace was allocated for another problem or config");
+}
+
+template <class Space>
+Kokkos::TeamPolicy<Space> team_policy(const Space& space, index_t league, index_t team_size, int level,
+                                      index_t scratch_floats) {
+  return Kokkos::TeamPolicy<Space>(space, int(league), int(team_size), 1)
+      .set_scratch_size(level, Kokkos::PerTeam(std::size_t(scratch_floats) * sizeof(float)));
+}
+
+template <class Space, int kN>
+void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
+  const index_t teams_per_chunk = q.batch * q.groups * q.fwd_tiles;
+  const index_t scratch = q.fwd_scratch.total;
+  if (c.impl == "sequential") {
+    Kokkos::parallel_for("scanlab::selective_scan_forward_sequential",
+                         team_policy(space, teams_per_chunk, q.team_size, q.scratch_level, scratch),
+                         ForwardScan<Space, kN, false>{q, ForwardMode::sequential});
+    return;
+  }
+  Kokkos::parallel_for("scanlab::selective_scan_forward_chunk_local",
+                       team_policy(space, teams_per_chunk * q.num_chunks, q.team_size, q.scratch_level, scratch),
+                       ForwardScan<Space, kN, true>{q, ForwardMode::chunk_final});
+  Kokkos::parallel_for("scanlab::selective_scan_forward_carry",
+                       Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>(space, 0, q.batch * q.dstate * q.dim),
+                       CarryStates<Space>{q});
+  Kokkos::parallel_for("scanlab::selective_scan_forward_chunk_final",
+                       team_policy(space, teams_per_chunk * q.num_chunks, q.team_size, q.scratch_level, scratch),
+                       ForwardScan<Space, kN, false>{q, ForwardMode::chunk_final});
+}
+
+template <class Space, int kN>
+void adjoint_local_for_dstate(const Params& q, const Space& space) {
+  Kokkos::parallel_for("scanlab::selective_scan_backward_adjoint_local",
+                       team_policy(space, q.batch * q.groups * q.bwd_tiles * q.num_chunks, q.bwd_team_size,
+                                   q.scratch_level, q.adj_scratch.total),
+                       AdjointLocal<Space, kN>{q});
+}
+
+// Calls f.template operator()<kN>() with the config's compile-time dstate.
+template <class F>
+void dispatch_dstate(int dstate_static, F&& f) {
+  switch (dstate_static) {
+    case 1: f(std::integral_constant<int, 1>()); break;
+    case 2: f(std::integral_constant<int, 2>()); break;
+    case 4: f(std::integral_constant<int, 4>()); break;
+    case 8: f(std::integral_constant<int, 8>()); break;
+    case 16: f(std::integral_constant<int, 16>()); break;
+    case 32: f(std::integral_constant<int, 32>()); break;
+    case 64: f(std::integral_constant<int, 64>()); break;
+    default: f(std::integral_constant<int, 0>()); break;
+  }
+}
+
+}  // namespace detail
+
+template <class Space>
+SelectiveScanTensors<Space> allocate_selective_scan_tensors(const SelectiveScanProblem& p, SequenceLayout layout) {
+  p.validate();
+  using View = typename SelectiveScanTensors<Space>::View;
+  auto make = [](const char* name, std::int64_t count) {
+    return View(Kokkos::view_alloc(std::string("scanlab::selective_scan::") + name, Kokkos::WithoutInitializing),
+                std::size_t(count));
+  };
+  const std::int64_t bdl = p.batch * p.dim * p.seqlen, state = p.batch * p.dim * p.dstate;
+  const std::int64_t nB = shape_numel(p.B_shape()), nC = shape_numel(p.C_shape()), dn = p.dim * p.dstate;
+  SelectiveScanTensors<Space> t;
+  t.layout = layout;
+  t.u = make("u", bdl);
+  t.delta = make("delta", bdl);
+  t.A = make("A", dn);
+  t.B = make("B", nB);
+  t.C = make("C", nC);
+  if (p.has_D) t.D = make("D", p.dim);
+  if (p.has_z) t.z = make("z", bdl);
+  if (p.has_delta_bias) t.delta_bias = make("delta_bias", p.dim);
+  if (p.has_initial_state) t.initial_state = make("initial_state", state);
+  t.out = make("out", bdl);
+  t.last_state = make("last_state", state);
+  if (p.with_backward) {
+    t.dout = make("dout", bdl);
+    if (p.has_dlast_state) t.dlast_state = make("dlast_state", state);
+    t.du = make("du", bdl);
+    t.ddelta = make("ddelta", bdl);
+    t.dA = make("dA", dn);
+    t.dB = make("dB", nB);
+    t.dC = make("dC", nC);
+    if (p.has_D) t.dD = make("dD", p.dim);
+    if (p.has_z) t.dz = make("dz", bdl);
+    if (p.has_delta_bias) t.ddelta_bias = make("ddelta_bias", p.dim);
+    if (p.has_initial_state) t.dinitial_state = make("dinitial_state", state);
+  }
+  return t;
+}
+
+template <class Space>
+SelectiveScanWorkspace<Space> allocate_selective_scan_workspace(const SelectiveScanProblem& p,
+                                                                const SelectiveScanConfig& c) {
+  SelectiveScanWorkspace<Space> w;
+  w.layout = selective_scan_workspace_layout(p, c);
+  if (w.layout.total_floats < 0) throw std::invalid_argument("selective_scan workspace would exceed 2^59 floats");
+  w.buffer = Kokkos::View<float*, typename Space::memory_space>(
+      Kokkos::view_alloc(std::string("scanlab::selective_scan::workspace"), Kokkos::WithoutInitializing),
+      std::size_t(w.layout.total_floats));
+  return w;
+}
+
+template <class Space>
+void selective_scan_forward(const SelectiveScanProblem& p, const SelectiveScanConfig& c,
+                            const SelectiveScanTensors<Space>& t, const SelectiveScanWorkspace<Space>& w,
+                            const Space& space) {
+  detail::check_can_run(p, c, w, "forward");
+  const detail::Params q = detail::make_params(p, c, t, w);
+  detail::dispatch_dstate(c.dstate_static, [&](auto static_dstate) {
+    detail::forward_for_dstate<Space, decltype(static_dstate)::value>(q, c, space);
+  });
+}
+
+template <class Space>
+void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanConfig& c,
+                             const SelectiveScanTensors<Space>& t, const SelectiveScanWorkspace<Space>& w,
+                             const Space& space) {
+  using detail::index_t;
+  if (!p.with_backward) throw std::invalid_argument("selective_scan backward: the problem has no dout (with_backward is false)");
+  detail::check_can_run(p, c, w, "backward");
+  const detail::Params q = detail::make_params(p, c, t, w);
+  using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
+  const index_t teams = q.batch * q.groups * q.bwd_tiles;
+  if (c.impl == "sequential") {
+    Kokkos::parallel_for("scanlab::selective_scan_backward_sequential",
+                         detail::team_policy(space, teams, q.bwd_team_size, q.scratch_level, q.bwd_scratch.total),
+                         detail::BackwardChunks<Space, false>{q});
+  } else {
+    detail::dispatch_dstate(c.dstate_static, [&](auto static_dstate) {
+      detail::adjoint_local_for_dstate<Space, decltype(static_dstate)::value>(q, space);
+    });
+    Kokkos::parallel_for("scanlab::selective_scan_backward_carry", Range(space, 0, q.batch * q.dstate * q.dim),
+                         detail::CarryAdjoints<Space>{q});
+    Kokkos::parallel_for("scanlab::selective_scan_backward_chunks",
+                         detail::team_policy(space, teams * q.num_chunks, q.bwd_team_size, q.scratch_level,
+                                             q.bwd_scratch.total),
+                         detail::BackwardChunks<Space, true>{q});
+  }
+  // Fixed-order sums of the partials.
+  const index_t DN = q.dim * q.dstate;
+  Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dA", Range(space, 0, DN),
+                       detail::ReduceChannelPartials<Space>{q, q.part_dA, q.dA, q.dstate, 1, true});
+  if (!p.B_per_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dB", Range(space, 0, DN),
+                         detail::ReduceChannelPartials<Space>{q, q.part_dB_channel, q.dB, q.st.B_dim, q.st.B_state, true});
+  if (!p.C_per_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dC", Range(space, 0, DN),
+                         detail::ReduceChannelPartials<Space>{q, q.part_dC_channel, q.dC, q.st.C_dim, q.st.C_state, true});
+  if (p.has_D)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dD", Range(space, 0, q.dim),
+                         detail::ReduceChannelPartials<Space>{q, q.part_dD, q.dD, 1, 0, false});
+  if (p.has_delta_bias)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_ddelta_bias", Range(space, 0, q.dim),
+                         detail::ReduceChannelPartials<Space>{q, q.part_ddelta_bias, q.ddelta_bias, 1, 0, false});
+  const index_t steps = q.batch * q.groups * q.dstate * q.seqlen;
+  if (q.part_dB_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_step_dB", Range(space, 0, steps),
+                         detail::ReduceStepPartials<Space>{q, q.part_dB_step, q.dB, true});
+  if (q.part_dC_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_step_dC", Range(space, 0, steps),
+                         detail::ReduceStepPartials<Space>{q, q.part_dC_step, q.dC, false});
+}
+
+// Explicit instantiations live in selective_scan.cpp, one set per compiled execution space.
+#define SCANLAB_SELECTIVE_SCAN_INSTANTIATE(EXTERN, SPACE)                                                       \
+  EXTERN template SelectiveScanTensors<SPACE> allocate_selective_scan_tensors<SPACE>(const SelectiveScanProblem&, \
+                                                                                     SequenceLayout);            \
+  EXTERN template SelectiveScanWorkspace<SPACE> allocate_selective_scan_workspace<SPACE>(                        \
+      const SelectiveScanProblem&, const SelectiveScanConfig&);                                                \
+  EXTERN template void selective_scan_forward<SPACE>(const SelectiveScanProblem&, const SelectiveScanConfig&,    \
+                                                     const SelectiveScanTensors<SPACE>&,                         \
+                                                     const SelectiveScanWorkspace<SPACE>&, const SPACE&);        \
+  EXTERN template void selective_scan_backward<SPACE>(const SelectiveScanProblem&, const SelectiveScanConfig&,   \
+                                                      const SelectiveScanTensors<SPACE>&,                        \
+                                                      const SelectiveScanWorkspace<SPACE>&, const SPACE&);
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+SCANLAB_SELECTIVE_SCAN_INSTANTIATE(extern, Kokkos::Serial)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+SCANLAB_SELECTIVE_SCAN_INSTANTIATE(extern, Kokkos::OpenMP)
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+SCANLAB_SELECTIVE_SCAN_INSTANTIATE(extern, Kokkos::Cuda)
+#endif
+
+}  // namespace scanlab::kernels

@@ -1,0 +1,477 @@
+#include "selective_scan_config.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace scanlab::kernels {
+
+namespace detail {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t effective_chunk_len(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  return std::min<std::int64_t>(c.chunk_len, p.seqlen);
+}
+
+std::int64_t effective_time_tile(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  return std::min<std::int64_t>(c.time_tile, effective_chunk_len(p, c));
+}
+
+namespace {
+// Appends an array of `count` floats at `offset`, returning where it starts.
+std::int64_t take(std::int64_t& offset, std::int64_t count) {
+  const std::int64_t start = offset;
+  offset += count;
+  return start;
+}
+}  // namespace
+
+ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  ForwardScratch s;
+  std::int64_t off = 0;
+  const std::int64_t N = p.dstate, tile = effective_time_tile(p, c);
+  s.stage_B = take(off, N * (p.B_per_step ? tile : c.team_size));
+  s.stage_C = take(off, N * (p.C_per_step ? tile : c.team_size));
+  if (c.dstate_static == 0) {
+    s.state = take(off, N * c.team_size);
+    s.A = take(off, N * c.team_size);
+    s.decay = take(off, N * c.team_size);
+  }
+  s.total = off;
+  return s;
+}
+
+AdjointScratch adjoint_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  AdjointScratch s;
+  std::int64_t off = 0;
+  const std::int64_t N = p.dstate;
+  s.stage_C = take(off, N * (p.C_per_step ? effective_time_tile(p, c) : c.bwd_team_size));
+  if (c.dstate_static == 0) {
+    s.adjoint = take(off, N * c.bwd_team_size);
+    s.A = take(off, N * c.bwd_team_size);
+  }
+  s.total = off;
+  return s;
+}
+
+BackwardScratch backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  BackwardScratch s;
+  std::int64_t off = 0;
+  const std::int64_t N = p.dstate, K = effective_chunk_len(p, c), channels = c.bwd_channels_per_team;
+  if (p.B_per_step) s.stage_B = take(off, N * K);
+  if (p.C_per_step) s.stage_C = take(off, N * K);
+  s.u = take(off, K * channels);
+  s.dt = take(off, K * channels);
+  if (p.delta_softplus) s.slope = take(off, K * channels);
+  s.dy = take(off, K * channels);
+  s.du = take(off, K * channels);
+  s.ddt = take(off, K * channels);
+  if (p.has_z) s.y = take(off, K * channels);
+  s.h = take(off, K * channels);
+  s.decay = take(off, K * channels);
+  s.adjoint = take(off, N * channels);
+  s.dA = take(off, N * channels);
+  if (!p.B_per_step) s.dB = take(off, N * channels);
+  if (!p.C_per_step) s.dC = take(off, N * channels);
+  if (p.has_D) s.dD = take(off, channels);
+  if (p.has_delta_bias) s.ddelta_bias = take(off, channels);
+  if (p.B_per_step) s.contrib_B = take(off, c.bwd_team_size * K);
+  if (p.C_per_step) s.contrib_C = take(off, c.bwd_team_size * K);
+  s.total = off;
+  return s;
+}
+
+}  // namespace detail
+
+using detail::ceil_div;
+
+namespace {
+
+const std::vector<int>& static_dstates() {
+  static const std::vector<int> values{1, 2, 4, 8, 16, 32, 64};
+  return values;
+}
+
+bool is_chunked(const SelectiveScanConfig& c) { return c.impl == "chunked"; }
+
+std::int64_t pow2_ceil(std::int64_t x) {
+  std::int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+std::int64_t pow2_floor(std::int64_t x) {
+  std::int64_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+// Products of sizes in double first: a layout past 2^59 floats is refused before int64 math.
+double product(std::initializer_list<std::int64_t> factors) {
+  double r = 1;
+  for (auto f : factors) r *= double(f);
+  return r;
+}
+
+std::int64_t forward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  const std::int64_t tiles = ceil_div(p.channels_per_group(), c.channels_per_team);
+  return p.batch * p.groups * tiles * (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : 1);
+}
+
+std::int64_t backward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  const std::int64_t tiles = ceil_div(p.channels_per_group(), c.bwd_channels_per_team);
+  return p.batch * p.groups * tiles * (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : 1);
+}
+
+}  // namespace
+
+std::vector<int> selective_scan_static_dstates() { return static_dstates(); }
+
+std::vector<std::string> selective_scan_implementations() { return {"sequential", "chunked"}; }
+
+std::vector<std::string> selective_scan_config_fields() {
+  return {
+      "impl: sequential (one thread walks a channel through time) or chunked (parallel in time)",
+      "dstate_static: compile-time dstate 1,2,4,8,16,32,64 (states in registers; must equal dstate) or 0 (generic)",
+      "channels_per_team: forward channels of one group per team (per-step B, C staged once per team)",
+      "team_size: forward threads per team; each owns channels_per_team/team_size channels in turn",
+      "time_tile: forward time steps of per-step B, C staged in team scratch per barrier",
+      "chunk_len: steps per chunk: backward recompute unit (state saved per chunk) and chunked's parallel unit",
+      "bwd_channels_per_team: backward channels per team (per-step dB, dC summed in the team first)",
+      "bwd_team_size: backward threads per team (divides bwd_channels_per_team)",
+      "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory)",
+  };
+}
+
+SelectiveScanStrides selective_scan_strides(const SelectiveScanProblem& p, SequenceLayout layout) {
+  SelectiveScanStrides s;
+  const std::int64_t D = p.dim, N = p.dstate, L = p.seqlen, G = p.groups;
+  if (layout == SequenceLayout::batch_dim_seqlen) {
+    s.seq_batch = D * L; s.seq_dim = L; s.seq_time = 1;
+  } else {
+    s.seq_batch = L * D; s.seq_dim = 1; s.seq_time = D;
+  }
+  auto bc = [&](bool per_step, std::int64_t& batch, std::int64_t& group, std::int64_t& dim, std::int64_t& state,
+                std::int64_t& time) {
+    if (!per_step) {  // (D, N)
+      batch = 0; group = 0; dim = N; state = 1; time = 0;
+    } else if (layout == SequenceLayout::batch_dim_seqlen) {  // (B, G, N, L)
+      batch = G * N * L; group = N * L; dim = 0; state = L; time = 1;
+    } else {  // (b, L, G·N): ejkernel has one group; a group axis would sit beside N
+      batch = L * G * N; group = N; dim = 0; state = 1; time = G * N;
+    }
+  };
+  bc(p.B_per_step, s.B_batch, s.B_group, s.B_dim, s.B_state, s.B_time);
+  bc(p.C_per_step, s.C_batch, s.C_group, s.C_dim, s.C_state, s.C_time);
+  s.state_batch = D * N; s.state_dim = N; s.state_state = 1;
+  return s;
+}
+
+SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScanProblem& p,
+                                                             const SelectiveScanConfig& c) {
+  SelectiveScanWorkspaceLayout w;
+  if (c.chunk_len <= 0 || c.bwd_channels_per_team <= 0) return w;
+  const std::int64_t B = p.batch, D = p.dim, N = p.dstate, L = p.seqlen, G = p.groups;
+  const bool chunked = is_chunked(c);
+  w.num_chunks = ceil_div(L, c.chunk_len);
+  w.channel_segments = chunked ? w.num_chunks : 1;
+  w.bwd_tiles = ceil_div(p.channels_per_group(), c.bwd_channels_per_team);
+  const std::int64_t S = w.num_chunks, P = w.channel_segments, T = w.bwd_tiles;
+  if (product({B, S, N, D}) * 8 + product({B, G, T, N, L}) * 2 > double(kMaxElements)) {
+    w.total_floats = -1;  // too large to index; invalid_reason() says so
+    return w;
+  }
+  std::int64_t off = 0;
+  auto take = [&off](std::int64_t count) { const std::int64_t start = off; off += count; return start; };
+  if (chunked || p.with_backward) w.chunk_states = take(B * S * N * D);
+  if (chunked) {
+    w.chunk_local = take(B * S * N * D);
+    w.chunk_decay = take(B * S * N * D);
+  }
+  if (p.with_backward) {
+    w.part_dA = take(B * P * N * D);
+    if (!p.B_per_step) w.part_dB_channel = take(B * P * N * D);
+    if (!p.C_per_step) w.part_dC_channel = take(B * P * N * D);
+    if (p.has_D) w.part_dD = take(B * P * D);
+    if (p.has_delta_bias) w.part_ddelta_bias = take(B * P * D);
+    if (T > 1 && p.B_per_step) w.part_dB_step = take(B * G * T * N * L);
+    if (T > 1 && p.C_per_step) w.part_dC_step = take(B * G * T * N * L);
+  }
+  w.total_floats = off;
+  return w;
+}
+
+std::int64_t selective_scan_workspace_bytes(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  return selective_scan_workspace_layout(p, c).bytes();
+}
+
+// Extra traffic, in float32 elements × 4 bytes (compulsory traffic is bytes_moved's):
+//   forward, sequential: the chunk-start states written when a backward follows (B·S·N·D);
+//   forward, chunked: the local pass re-reads u, delta and a per-step B; it writes end states
+//     and decays (2·B·S·N·D), the carry pass reads them and writes the start states (3·B·S·N·D),
+//     and the final pass reads the start states (B·S·N·D);
+//   backward: reads the chunk-start states (B·S·N·D) and writes then reads every partial;
+//     chunked adds the local adjoint pass (re-reads delta, dout, z and a per-step C; writes
+//     B·S·N·D) and the reverse carry (reads local adjoints and decays, writes end adjoints).
+double selective_scan_extra_bytes(const SelectiveScanProblem& p, const SelectiveScanConfig& c, Pass pass) {
+  const auto w = selective_scan_workspace_layout(p, c);
+  if (w.total_floats < 0) return 0;
+  const double bsnd = double(p.batch) * w.num_chunks * p.dstate * p.dim;
+  const double bdl = double(p.batch) * p.dim * p.seqlen;
+  const double bc_B = p.B_per_step ? double(shape_numel(p.B_shape())) : 0;
+  const double bc_C = p.C_per_step ? double(shape_numel(p.C_shape())) : 0;
+  double floats = 0;
+  if (pass == Pass::forward) {
+    if (is_chunked(c)) floats = 2 * bdl + bc_B + 2 * bsnd + 3 * bsnd + bsnd;
+    else if (p.with_backward) floats = bsnd;
+  } else {
+    floats = bsnd;
+    double partials = 0;
+    for (std::int64_t off : {w.part_dA, w.part_dB_channel, w.part_dC_channel}) if (off >= 0) partials += double(p.batch) * w.channel_segments * p.dstate * p.dim;
+    for (std::int64_t off : {w.part_dD, w.part_ddelta_bias}) if (off >= 0) partials += double(p.batch) * w.channel_segments * p.dim;
+    for (std::int64_t off : {w.part_dB_step, w.part_dC_step}) if (off >= 0) partials += double(p.batch) * p.groups * w.bwd_tiles * p.dstate * p.seqlen;
+    floats += 2 * partials;
+    if (is_chunked(c)) floats += (2 + (p.has_z ? 1 : 0)) * bdl + bc_C + bsnd + 3 * bsnd;
+  }
+  return 4.0 * floats;
+}
+
+std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, BackendKind backend) const {
+  std::vector<std::string> why;
+  const auto impls = selective_scan_implementations();
+  if (std::find(impls.begin(), impls.end(), impl) == impls.end())
+    why.push_back("unknown implementation '" + impl + "' (expected sequential or chunked)");
+  const auto& statics = static_dstates();
+  if (dstate_static != 0 && std::find(statics.begin(), statics.end(), dstate_static) == statics.end())
+    why.push_back("dstate_static " + std::to_string(dstate_static) + " is not a compiled specialisation (0, 1, 2, 4, 8, 16, 32 or 64)");
+  else if (dstate_static != 0 && dstate_static != p.dstate)
+    why.push_back("dstate_static " + std::to_string(dstate_static) + " does not match the problem's dstate " +
+                  std::to_string(p.dstate) + " (use 0 for the generic path)");
+  struct Positive { const char* name; int value; };
+  bool sizes_ok = true;
+  for (auto f : {Positive{"channels_per_team", channels_per_team}, Positive{"team_size", team_size},
+                 Positive{"time_tile", time_tile}, Positive{"chunk_len", chunk_len},
+                 Positive{"bwd_channels_per_team", bwd_channels_per_team}, Positive{"bwd_team_size", bwd_team_size}}) {
+    if (f.value <= 0) {
+      why.push_back(std::string(f.name) + " must be positive, got " + std::to_string(f.value));
+      sizes_ok = false;
+    }
+  }
+  if (scratch_level != 0 && scratch_level != 1)
+    why.push_back("scratch_level must be 0 or 1, got " + std::to_string(scratch_level));
+  if (sizes_ok && channels_per_team % team_size != 0)
+    why.push_back("team_size " + std::to_string(team_size) + " does not divide channels_per_team " +
+                  std::to_string(channels_per_team));
+  if (sizes_ok && bwd_channels_per_team % bwd_team_size != 0)
+    why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " does not divide bwd_channels_per_team " +
+                  std::to_string(bwd_channels_per_team));
+  const bool kokkos = backend == BackendKind::serial || backend == BackendKind::openmp || backend == BackendKind::cuda;
+  if (!kokkos) why.push_back("backend " + to_string(backend) + " does not run Kokkos kernels");
+  if (why.empty()) {
+    const KernelBackendLimits limits = selective_scan_backend_limits(backend);
+    const std::string space = to_string(backend);
+    if (team_size > limits.max_team_size)
+      why.push_back("team_size " + std::to_string(team_size) + " exceeds " + space + "'s limit of " +
+                    std::to_string(limits.max_team_size));
+    if (p.with_backward && bwd_team_size > limits.max_team_size)
+      why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " exceeds " + space + "'s limit of " +
+                    std::to_string(limits.max_team_size));
+    const std::int64_t max_scratch = limits.max_scratch_bytes[scratch_level];
+    auto check_scratch = [&](const char* kernel, std::int64_t floats) {
+      if (floats * 4 > max_scratch)
+        why.push_back(std::string(kernel) + " needs " + std::to_string(floats * 4) + " bytes of team scratch; " + space +
+                      " offers " + std::to_string(max_scratch) + " at level " + std::to_string(scratch_level) +
+                      " (fewer channels per team, a shorter time_tile/chunk_len or scratch_level 1)");
+    };
+    check_scratch("the forward", detail::forward_scratch(p, *this).total);
+    if (p.with_backward) {
+      check_scratch("the backward", detail::backward_scratch(p, *this).total);
+      if (is_chunked(*this)) check_scratch("the chunk-local adjoint", detail::adjoint_scratch(p, *this).total);
+    }
+    const auto w = selective_scan_workspace_layout(p, *this);
+    if (w.total_floats < 0) why.push_back("the workspace would exceed 2^59 floats");
+    if (forward_league(p, *this) > INT_MAX || (p.with_backward && backward_league(p, *this) > INT_MAX))
+      why.push_back("more than 2^31 - 1 teams (raise channels_per_team or chunk_len)");
+  }
+  std::string text;
+  for (const auto& w : why) text += (text.empty() ? "" : "\n") + w;
+  return text;
+}
+
+nlohmann::json SelectiveScanConfig::to_json() const {
+  return {{"impl", impl},
+          {"dstate_static", dstate_static},
+          {"channels_per_team", channels_per_team},
+          {"team_size", team_size},
+          {"time_tile", time_tile},
+          {"chunk_len", chunk_len},
+          {"bwd_channels_per_team", bwd_channels_per_team},
+          {"bwd_team_size", bwd_team_size},
+          {"scratch_level", scratch_level}};
+}
+
+SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("selective_scan config must be a JSON object, got " + j.dump());
+  SelectiveScanConfig c;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    const nlohmann::json& v = it.value();
+    if (key == "impl") {
+      if (!v.is_string()) throw std::invalid_argument("selective_scan config field 'impl' must be a string, got " + v.dump());
+      c.impl = v.get<std::string>();
+      const auto impls = selective_scan_implementations();
+      if (std::find(impls.begin(), impls.end(), c.impl) == impls.end())
+        throw std::invalid_argument("selective_scan config field 'impl': unknown implementation '" + c.impl + "'");
+      continue;
+    }
+    int* field = nullptr;
+    if (key == "dstate_static") field = &c.dstate_static;
+    else if (key == "channels_per_team") field = &c.channels_per_team;
+    else if (key == "team_size") field = &c.team_size;
+    else if (key == "time_tile") field = &c.time_tile;
+    else if (key == "chunk_len") field = &c.chunk_len;
+    else if (key == "bwd_channels_per_team") field = &c.bwd_channels_per_team;
+    else if (key == "bwd_team_size") field = &c.bwd_team_size;
+    else if (key == "scratch_level") field = &c.scratch_level;
+    if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");
+    if (!v.is_number_integer() || v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
+      throw std::invalid_argument("selective_scan config field '" + key + "' must be an integer, got " + v.dump());
+    *field = v.get<int>();
+  }
+  return c;
+}
+
+namespace {
+
+// Fits the scratch of every kernel the problem runs: first by halving chunk_len (down to 8),
+// then by moving to scratch level 1.
+void fit_scratch(const SelectiveScanProblem& p, BackendKind backend, SelectiveScanConfig& c) {
+  const auto limits = selective_scan_backend_limits(backend);
+  auto needed = [&]() {
+    std::int64_t floats = detail::forward_scratch(p, c).total;
+    if (p.with_backward) {
+      floats = std::max(floats, detail::backward_scratch(p, c).total);
+      if (is_chunked(c)) floats = std::max(floats, detail::adjoint_scratch(p, c).total);
+    }
+    return floats * 4;
+  };
+  c.scratch_level = 0;
+  while (needed() > limits.max_scratch_bytes[0] && c.chunk_len > 8) c.chunk_len /= 2;
+  if (needed() > limits.max_scratch_bytes[0]) c.scratch_level = 1;
+}
+
+constexpr int kMaxRegisterDstateCuda = 16;
+
+int static_dstate_for(const SelectiveScanProblem& p) {
+  for (int n : static_dstates())
+    if (n == p.dstate) return n;
+  return 0;
+}
+
+}  // namespace
+
+SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend) {
+  SelectiveScanConfig c;
+  c.dstate_static = static_dstate_for(p);
+  // sm_90 register use of the forward (ptxas, 255 at most): dstate 16 takes ~180 registers
+  // without spilling, 32 and 64 spill; the generic path takes ~170 and keeps states in scratch.
+  if (backend == BackendKind::cuda && c.dstate_static > kMaxRegisterDstateCuda) c.dstate_static = 0;
+  const std::int64_t cpg = p.channels_per_group();
+  const std::int64_t channels = p.batch * p.dim;
+  if (backend == BackendKind::cuda) {
+    c.team_size = c.channels_per_team = int(std::min<std::int64_t>(64, pow2_ceil(cpg)));
+    c.bwd_team_size = c.bwd_channels_per_team = int(std::min<std::int64_t>(32, pow2_ceil(cpg)));
+    c.time_tile = 32;
+    if (channels >= 16384) {
+      c.impl = "sequential";
+      c.chunk_len = 16;
+    } else {
+      c.impl = "chunked";
+      const double work = double(channels) * double(p.seqlen) / double(1 << 18);
+      c.chunk_len = int(std::clamp<std::int64_t>(pow2_floor(std::max<std::int64_t>(1, std::int64_t(work))), 16, 128));
+    }
+  } else {
+    const auto limits = selective_scan_backend_limits(backend);
+    c.team_size = c.bwd_team_size = 1;
+    c.channels_per_team = c.bwd_channels_per_team = int(std::min<std::int64_t>(16, cpg));
+    c.time_tile = 64;
+    c.chunk_len = 32;
+    const std::int64_t teams = p.batch * p.groups * ceil_div(cpg, c.channels_per_team);
+    c.impl = teams < limits.concurrency && p.seqlen >= 4 * c.chunk_len ? "chunked" : "sequential";
+  }
+  fit_scratch(p, backend, c);
+  return c;
+}
+
+std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const SelectiveScanProblem& p, BackendKind backend) {
+  std::vector<SelectiveScanConfig> out;
+  auto add = [&](const SelectiveScanConfig& c) {
+    if (!c.invalid_reason(p, backend).empty()) return;
+    for (const auto& o : out)
+      if (o == c) return;
+    out.push_back(c);
+  };
+  const SelectiveScanConfig heuristic = selective_scan_heuristic_config(p, backend);
+  add(heuristic);
+  const int spec = static_dstate_for(p);
+  const std::int64_t cpg = p.channels_per_group();
+  if (backend == BackendKind::cuda) {
+    for (const char* impl : {"sequential", "chunked"}) {
+      for (int team : {32, 64, 128}) {
+        if (team > 2 * pow2_ceil(cpg) && team > 32) continue;
+        for (int chunk : {8, 16, 32, 64, 128}) {
+          for (int level : {0, 1}) {
+            SelectiveScanConfig c = heuristic;
+            c.impl = impl;
+            c.dstate_static = spec;
+            c.team_size = c.channels_per_team = team;
+            c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
+            c.chunk_len = chunk;
+            c.scratch_level = level;
+            add(c);
+          }
+        }
+      }
+    }
+    for (int tile : {16, 64}) {
+      SelectiveScanConfig c = heuristic;
+      c.time_tile = tile;
+      add(c);
+    }
+    if (spec != 0) {  // the other side of the register/scratch choice
+      SelectiveScanConfig c = heuristic;
+      c.dstate_static = heuristic.dstate_static == 0 ? spec : 0;
+      add(c);
+    }
+  } else {
+    const auto limits = selective_scan_backend_limits(backend);
+    for (const char* impl : {"sequential", "chunked"}) {
+      for (int channels : {4, 16, 64}) {
+        for (int chunk : {16, 32, 64}) {
+          SelectiveScanConfig c = heuristic;
+          c.impl = impl;
+          c.channels_per_team = c.bwd_channels_per_team = int(std::min<std::int64_t>(channels, cpg));
+          c.chunk_len = chunk;
+          add(c);
+        }
+      }
+    }
+    if (limits.max_team_size >= 2 && cpg >= 2) {
+      SelectiveScanConfig c = heuristic;
+      c.channels_per_team = c.bwd_channels_per_team = int(std::min<std::int64_t>(16, cpg)) & ~1;
+      c.team_size = c.bwd_team_size = 2;
+      add(c);
+    }
+    if (spec != 0) {  // the other side of the register/scratch choice
+      SelectiveScanConfig c = heuristic;
+      c.dstate_static = heuristic.dstate_static == 0 ? spec : 0;
+      add(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace scanlab::kernels

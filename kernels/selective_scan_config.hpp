@@ -1,0 +1,199 @@
+// Configurations, the implementation registry and the host bridges of the selective_scan kernels
+// (kernels/selective_scan.hpp). Nothing here includes Kokkos, so the CLI, the tuner, the
+// benchmarks and the properties can name, validate, size and serialise configs cheaply.
+//
+// Every tunable a kernel has is a field of SelectiveScanConfig; no kernel hides a constant that
+// changes its schedule. A config never changes the result beyond float32 rounding, and with a
+// fixed config every backend is bitwise repeatable: no floating-point atomics, and every
+// reduction runs in an order fixed by the config alone, never by thread counts or timing.
+//
+// Implementations (both run the same per-channel chunk bodies, kernels/selective_scan.hpp):
+//   "sequential": a thread owns one (b, d) channel at a time and walks time in order, all dstate
+//                 states in registers (dstate_static) or team scratch (generic). Parallel over
+//                 batch·dim only: the fast path when batch·dim is large.
+//   "chunked":    parallel in time for small batch·dim: every chunk of chunk_len steps scans from
+//                 a zero state (its end state and decay product Π exp(dt·A)), the carries are
+//                 propagated across chunks in order per (b, d, n), and every chunk scans again
+//                 from its true start state, writing the outputs.
+// The backward of both recomputes the forward chunk by chunk from the chunk-start states the
+// forward saved, and runs the reverse-time adjoint inside the chunk ("sequential": one team
+// walks the chunks in reverse; "chunked": chunk-local adjoints from zero, a reverse carry pass,
+// then every chunk in parallel).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend.hpp"
+#include "problem/selective_scan.hpp"
+#include "problem/state_space_v1.hpp"
+#include "tensor.hpp"
+
+namespace scanlab::kernels {
+
+struct SelectiveScanConfig {
+  std::string impl = "sequential";  // a name from selective_scan_implementations()
+  int dstate_static = 0;       // compile-time dstate (1, 2, 4, 8, 16, 32 or 64; must equal the
+                               // problem's) keeping the states in registers; 0: the generic
+                               // runtime-dstate path, states in team scratch
+  int channels_per_team = 16;  // forward: channels of one group per team; per-step B and C are
+                               // staged once per team and shared by these channels
+  int team_size = 1;           // forward: threads per team, each owning channels_per_team /
+                               // team_size channels in turn (must divide channels_per_team)
+  int time_tile = 32;          // forward: time steps of per-step B and C staged per barrier
+  int chunk_len = 32;          // time steps per chunk: the backward's recompute unit (it saves
+                               // the state at every chunk start) and "chunked"'s parallel unit
+  int bwd_channels_per_team = 16;  // backward: channels per team; per-step dB and dC are summed
+                                   // over them in the team, then over teams in a second kernel
+  int bwd_team_size = 1;           // backward: threads per team (must divide bwd_channels_per_team)
+  int scratch_level = 0;       // Kokkos team-scratch level: 0 (on-chip on CUDA, small) or 1
+                               // (global memory, large)
+
+  // Empty when this config can run the problem on the backend, else why not (one reason per
+  // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).
+  std::string invalid_reason(const SelectiveScanProblem& p, BackendKind backend) const;
+  nlohmann::json to_json() const;
+  // Fields missing from j keep their defaults above; an unknown field or a wrong type or value
+  // throws std::invalid_argument naming it.
+  static SelectiveScanConfig from_json(const nlohmann::json& j);
+  bool operator==(const SelectiveScanConfig& o) const { return to_json() == o.to_json(); }
+  bool operator!=(const SelectiveScanConfig& o) const { return !(*this == o); }
+};
+
+std::vector<std::string> selective_scan_implementations();  // {"sequential", "chunked"}
+std::vector<std::string> selective_scan_config_fields();     // "name: one-line meaning", per field
+std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16, 32, 64}
+
+// The default without measuring (the rule; selective_scan_config.cpp has the constants):
+//   dstate_static = dstate when it is one of the specialisations (on cuda: and <= 16; at 32 and
+//         64 the forward spills registers on sm_90), else 0.
+//   cuda: one channel per thread; forward teams of min(64, cpg↑) threads and backward teams of
+//         min(32, cpg↑) (cpg↑: channels per group rounded up to a power of two), time_tile 32.
+//         "sequential" when batch·dim >= 16384 independent channels (the H200 probe's fast
+//         regime), chunk_len 16; else "chunked" with chunk_len the power of two in [16, 128]
+//         nearest below batch·dim·seqlen / 2^18, so that about 2^18 (b, d, chunk) threads
+//         (132 SMs × 2048) are in flight. chunk_len is halved (down to 8) until the backward's
+//         scratch fits on chip, then scratch_level 1 is taken.
+//   host: teams of one thread owning min(16, cpg) channels, time_tile 64, chunk_len 32;
+//         "sequential" unless batch·dim / 16 teams would leave some of the backend's threads
+//         idle and seqlen >= 4·chunk_len, then "chunked".
+SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend);
+// Valid configs worth timing, the heuristic first, no duplicates; at least 8 on big GPU shapes.
+std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const SelectiveScanProblem& p,
+                                                                  BackendKind backend);
+
+// How the (b, d, t) and B/C tensors lie in memory. selective_scan: u, delta, z, out (B,D,L) and
+// B, C (B,G,N,L). state_space_v1: hidden_states, dt, gate, out (b,L,D) and B, C (b,L,N).
+enum class SequenceLayout { batch_dim_seqlen, batch_seqlen_dim };
+
+// Element strides of every tensor the kernels touch (gradients share their input's strides).
+// B and C (and dB, dC) are addressed as b·batch + g·group + d·dim + n·state + t·time: per-step
+// tensors have dim = 0, time-invariant (D,N) ones batch = group = time = 0, so one formula
+// covers both.
+struct SelectiveScanStrides {
+  std::int64_t seq_batch = 0, seq_dim = 0, seq_time = 0;
+  std::int64_t B_batch = 0, B_group = 0, B_dim = 0, B_state = 0, B_time = 0;
+  std::int64_t C_batch = 0, C_group = 0, C_dim = 0, C_state = 0, C_time = 0;
+  std::int64_t state_batch = 0, state_dim = 0, state_state = 0;  // initial/last state (B,D,N)
+};
+SelectiveScanStrides selective_scan_strides(const SelectiveScanProblem& p, SequenceLayout layout);
+
+// Team-scratch layouts of the kernels, in floats from the start of a team's scratch; -1 marks
+// an absent array. The kernels and invalid_reason() both use these, so what is checked is
+// what is allocated.
+namespace detail {
+std::int64_t ceil_div(std::int64_t a, std::int64_t b);
+// The lengths the kernels run with: a chunk no longer than seqlen, a tile no longer than a chunk
+// (longer settings schedule the same work, so they are clamped rather than refused).
+std::int64_t effective_chunk_len(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+std::int64_t effective_time_tile(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+
+// B and C go through scratch whether per-step or not, so the inner loop has one form and no
+// branch: per-step ones as a time tile [n][k] shared by the team, time-invariant ones as one
+// column per thread [n][thread] holding its channel's row (loaded once per channel; kept out of
+// registers, where the compiler would otherwise hoist 2·dstate loop-invariant loads).
+struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-local pass
+  std::int64_t stage_B = -1, stage_C = -1;       // [n][k] per-step, [n][thread] time-invariant
+  std::int64_t state = -1, A = -1, decay = -1;  // generic dstate: [n][thread]
+  std::int64_t total = 0;
+};
+struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint
+  std::int64_t stage_C = -1;         // [n][k] per-step, [n][thread] time-invariant
+  std::int64_t adjoint = -1, A = -1;  // generic dstate: [n][thread]
+  std::int64_t total = 0;
+};
+struct BackwardScratch {  // the chunk backward, both implementations
+  std::int64_t stage_B = -1, stage_C = -1;  // per-step B, C of the whole chunk: [n][k]
+  // per channel and step of the chunk: [k][channel]
+  std::int64_t u = -1, dt = -1, slope = -1, dy = -1, du = -1, ddt = -1, y = -1, h = -1, decay = -1;
+  // per channel and state: [n][channel]
+  std::int64_t adjoint = -1, dA = -1, dB = -1, dC = -1;  // dB, dC: time-invariant only
+  std::int64_t dD = -1, ddelta_bias = -1;                // per channel: [channel]
+  std::int64_t contrib_B = -1, contrib_C = -1;           // per-step dB, dC: [thread][k]
+  std::int64_t total = 0;
+};
+ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+AdjointScratch adjoint_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+BackwardScratch backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+}  // namespace detail
+
+// The device workspace beside the inputs, outputs and gradients, in floats (offsets into one
+// allocation; -1 marks an absent buffer). S = ⌈seqlen / chunk_len⌉ chunks.
+//   chunk_states    (B, S, N, D)  state at every chunk start (h_{-1} for chunk 0): written by
+//                   the forward, read by the backward ("sequential": only with a backward)
+//   chunk_local     (B, S, N, D)  "chunked": a chunk's end state from zero (forward), then its
+//                   start adjoint from zero, overwritten by the end adjoint (backward)
+//   chunk_decay     (B, S, N, D)  "chunked": Π exp(dt·A) over the chunk; kept for the backward
+//   part_dA, part_dB_channel, part_dC_channel   (B, P, N, D)  per-channel partial sums over time
+//                   (dA; time-invariant dB, dC), P = 1 ("sequential") or S ("chunked") segments
+//   part_dD, part_ddelta_bias                   (B, P, D)
+//   part_dB_step, part_dC_step   (B, G, T, N, L)  per-step dB, dC summed over each backward
+//                   team's channels, T = ⌈(D/G) / bwd_channels_per_team⌉ teams per group; absent
+//                   when T = 1 (the team sum is written to dB directly)
+// Total O(B·D·N·L / chunk_len); nothing of size B·D·N·L.
+struct SelectiveScanWorkspaceLayout {
+  std::int64_t num_chunks = 0, channel_segments = 0, bwd_tiles = 0;
+  std::int64_t chunk_states = -1, chunk_local = -1, chunk_decay = -1;
+  std::int64_t part_dA = -1, part_dB_channel = -1, part_dC_channel = -1, part_dD = -1, part_ddelta_bias = -1;
+  std::int64_t part_dB_step = -1, part_dC_step = -1;
+  std::int64_t total_floats = 0;
+  std::int64_t bytes() const { return total_floats * 4; }
+};
+SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScanProblem& p,
+                                                             const SelectiveScanConfig& c);
+// Device bytes of workspace for the problem (its with_backward decides whether the backward's
+// buffers are included). Sweeps add it to the tensors' bytes for peak device memory.
+std::int64_t selective_scan_workspace_bytes(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+// Modelled global-memory traffic beyond SelectiveScanProblem::bytes_moved(pass): workspace
+// written and read again, and inputs re-read by later stages (formula in the .cpp).
+double selective_scan_extra_bytes(const SelectiveScanProblem& p, const SelectiveScanConfig& c, Pass pass);
+
+// What the backend's Kokkos space allows a team: the largest team size the kernels will launch
+// (CUDA: 256, so that any register count up to 255 fits one block; OpenMP: its thread count;
+// Serial: 1), team scratch bytes per level, and the threads that run at once. Defined with the
+// kernels (it asks the running Kokkos); `compiled` is false when the space is not in this binary
+// (CUDA's nominal limits are returned then, so configs can still be checked on a CPU build).
+struct KernelBackendLimits {
+  bool compiled = false;
+  int max_team_size = 1;
+  std::int64_t max_scratch_bytes[2] = {0, 0};
+  std::int64_t concurrency = 1;
+};
+KernelBackendLimits selective_scan_backend_limits(BackendKind backend);
+
+// Host bridges: float64 host tensors → float32 device Views, every output and gradient poisoned
+// with NaN first, the forward (and the backward when p.with_backward) run, device errors
+// checked, results copied back as float64. They return exactly the tensors the oracle returns
+// (reference/selective_scan.hpp, reference/state_space_v1.hpp); gradients take their input's
+// shape. An invalid config throws std::invalid_argument with invalid_reason().
+// run_state_space_v1 runs the same kernels on ejkernel's (b,L,D) layout through strides; its
+// config is validated against p.as_selective_scan().
+TensorMap run_selective_scan(const SelectiveScanProblem& p, const TensorMap& inputs, BackendKind backend,
+                             const SelectiveScanConfig& config);
+TensorMap run_state_space_v1(const StateSpaceV1Problem& p, const TensorMap& inputs, BackendKind backend,
+                             const SelectiveScanConfig& config);
+
+}  // namespace scanlab::kernels

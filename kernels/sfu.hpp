@@ -1,0 +1,45 @@
+// Special-function-unit operations behind named functions (DESIGN.md: backend-specific code sits
+// behind a small named function with a portable fallback, so a kernel reads the same everywhere).
+// On CUDA each is one MUFU instruction (ex2.approx / lg2.approx / rcp.approx, flush-to-zero:
+// about 2 ulp, which the error bounds cover); on the host it is the C library's function.
+// `scanlab ceilings` measures the rate of exactly these functions, so the SFU ceiling a sweep
+// compares against is the rate of the code the kernels run.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+
+namespace scanlab {
+
+KOKKOS_INLINE_FUNCTION float sfu_exp2(float x) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return std::exp2(x);
+#endif
+}
+
+KOKKOS_INLINE_FUNCTION float sfu_log2(float x) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return std::log2(x);
+#endif
+}
+
+KOKKOS_INLINE_FUNCTION float sfu_rcp(float x) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return 1.0f / x;
+#endif
+}
+
+}  // namespace scanlab

@@ -1,0 +1,445 @@
+// The selective_scan and state_space_v1 kernels against the float64 oracle, plain gtest: every
+// compiled host backend (Serial, OpenMP) × both implementations × configs that reach the dstate
+// specialisations and the generic path, several teams per group, several threads per team,
+// seqlen not a multiple of the chunk, seqlen < chunk, L = 1, N = 1, groups, time-invariant B/C
+// and every option. Forward and backward must agree with the oracle within its error bound,
+// every output must be written (the bridge poisons them with NaN), and runs must be bitwise
+// repeatable — also across Serial and OpenMP, i.e. independent of the number of threads. The
+// RapidCheck families (properties/selective_scan_properties.cpp) fuzz the same interface.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/selective_scan_config.hpp"
+#include "reference/error_bound.hpp"
+#include "reference/selective_scan.hpp"
+#include "reference/state_space_v1.hpp"
+
+namespace scanlab {
+namespace {
+
+using kernels::SelectiveScanConfig;
+
+// Every compiled Kokkos backend: Serial and OpenMP here, CUDA too in the cuda build on the H200.
+std::vector<BackendKind> kernel_backends() { return compiled_kokkos_backends(); }
+
+Tensor random_tensor(const Shape& shape, double lo, double hi, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  Tensor t(shape);
+  for (auto& v : t.values) v = dist(rng);
+  return t;
+}
+
+// Inputs in the regimes that matter: delta across softplus' range (including beyond its
+// threshold of 20 when asked), A from near 0 to strongly decaying, gates of either sign.
+TensorMap random_inputs(const SelectiveScanProblem& p, std::uint64_t seed, bool softplus_threshold = false) {
+  std::mt19937_64 rng(seed);
+  TensorMap in;
+  const Shape bdl{p.batch, p.dim, p.seqlen}, state{p.batch, p.dim, p.dstate};
+  in["u"] = random_tensor(bdl, -1.5, 1.5, rng);
+  if (softplus_threshold) in["delta"] = random_tensor(bdl, 19.0, 21.0, rng);
+  else if (p.delta_softplus) in["delta"] = random_tensor(bdl, -4.0, 1.0, rng);
+  else in["delta"] = random_tensor(bdl, 0.001, 0.3, rng);
+  in["A"] = random_tensor({p.dim, p.dstate}, -3.0, -0.01, rng);
+  if (softplus_threshold) in["A"] = random_tensor({p.dim, p.dstate}, -0.05, -0.001, rng);
+  in["B"] = random_tensor(p.B_shape(), -1.0, 1.0, rng);
+  in["C"] = random_tensor(p.C_shape(), -1.0, 1.0, rng);
+  if (p.has_D) in["D"] = random_tensor({p.dim}, -1.0, 1.0, rng);
+  if (p.has_z) in["z"] = random_tensor(bdl, -4.0, 4.0, rng);
+  if (p.has_delta_bias) in["delta_bias"] = random_tensor({p.dim}, -0.5, 0.5, rng);
+  if (p.has_initial_state) in["initial_state"] = random_tensor(state, -1.0, 1.0, rng);
+  if (p.with_backward) in["dout"] = random_tensor(bdl, -1.0, 1.0, rng);
+  if (p.has_dlast_state) in["dlast_state"] = random_tensor(state, -1.0, 1.0, rng);
+  return in;
+}
+
+struct Case {
+  std::string name;
+  SelectiveScanProblem p;
+  bool softplus_threshold = false;
+};
+
+SelectiveScanProblem problem(std::int64_t batch, std::int64_t dim, std::int64_t dstate, std::int64_t seqlen,
+                             std::int64_t groups = 1) {
+  SelectiveScanProblem p;
+  p.batch = batch; p.dim = dim; p.dstate = dstate; p.seqlen = seqlen; p.groups = groups;
+  return p;
+}
+
+void all_options(SelectiveScanProblem& p) {
+  p.has_D = p.has_z = p.has_delta_bias = p.delta_softplus = p.has_initial_state = true;
+  p.with_backward = p.has_dlast_state = true;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  { Case c{"all_options", problem(2, 6, 4, 37)}; all_options(c.p); out.push_back(c); }
+  { Case c{"plain_forward_only", problem(2, 5, 2, 23)}; out.push_back(c); }
+  { Case c{"plain_backward_no_dlast", problem(1, 7, 8, 41)}; c.p.with_backward = true; out.push_back(c); }
+  { Case c{"groups3_odd_dstate", problem(2, 9, 3, 29, 3)}; all_options(c.p); out.push_back(c); }
+  { Case c{"groups2_B_fixed", problem(1, 8, 4, 19, 2)}; all_options(c.p); c.p.B_per_step = false; out.push_back(c); }
+  { Case c{"groups2_C_fixed", problem(2, 4, 2, 17, 2)}; all_options(c.p); c.p.C_per_step = false; out.push_back(c); }
+  { Case c{"BC_fixed", problem(2, 5, 16, 33)}; all_options(c.p); c.p.B_per_step = c.p.C_per_step = false; out.push_back(c); }
+  { Case c{"seqlen1_dstate1", problem(3, 4, 1, 1)}; all_options(c.p); out.push_back(c); }
+  { Case c{"dstate1_long", problem(1, 3, 1, 70)}; all_options(c.p); c.p.has_z = false; out.push_back(c); }
+  { Case c{"gelu_tanh", problem(1, 4, 2, 13)}; all_options(c.p); c.p.gate_activation = GateActivation::gelu_tanh; out.push_back(c); }
+  { Case c{"gelu_erf", problem(1, 4, 2, 13)}; all_options(c.p); c.p.gate_activation = GateActivation::gelu_erf; out.push_back(c); }
+  { Case c{"identity_gate", problem(2, 3, 4, 11)}; all_options(c.p); c.p.gate_activation = GateActivation::identity; out.push_back(c); }
+  { Case c{"softplus_threshold", problem(1, 4, 2, 16), true}; all_options(c.p); out.push_back(c); }
+  { Case c{"dstate32", problem(1, 3, 32, 9)}; all_options(c.p); out.push_back(c); }
+  { Case c{"many_chunks", problem(1, 2, 4, 173)}; all_options(c.p); out.push_back(c); }
+  return out;
+}
+
+int static_dstate_of(const SelectiveScanProblem& p) {
+  for (int n : kernels::selective_scan_static_dstates())
+    if (n == p.dstate) return n;
+  return 0;
+}
+
+// Configs that reach every path: both impls, the static and the generic dstate path, one and
+// several channels per thread, several teams per group (for the forward and, separately, the
+// backward), two threads per team where the backend allows it, both scratch levels, chunks
+// shorter than seqlen and not dividing it, a chunk longer than seqlen, tiles shorter than a chunk.
+std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, BackendKind backend) {
+  const int spec = static_dstate_of(p);
+  const int cpg = int(p.channels_per_group());
+  auto make = [&](const char* impl, int dstate_static, int cpt, int ts, int tile, int chunk, int bcpt, int bts,
+                  int level) {
+    SelectiveScanConfig c;
+    c.impl = impl; c.dstate_static = dstate_static; c.channels_per_team = cpt; c.team_size = ts;
+    c.time_tile = tile; c.chunk_len = chunk; c.bwd_channels_per_team = bcpt; c.bwd_team_size = bts;
+    c.scratch_level = level;
+    return c;
+  };
+  std::vector<SelectiveScanConfig> all{
+      make("sequential", spec, 4, 1, 8, 16, 4, 1, 0),
+      make("sequential", 0, 3, 1, 5, 7, 2, 1, 1),
+      make("sequential", spec, cpg, 1, 64, 1000, cpg, 1, 0),
+      make("chunked", spec, 2, 1, 4, 8, 3, 1, 0),
+      make("chunked", 0, 5, 1, 3, 5, 1, 1, 0),
+      make("chunked", spec, 1, 1, 16, 1000, 8, 1, 1),
+      make("sequential", spec, 4, 2, 6, 9, 4, 2, 0),
+      make("chunked", 0, 6, 2, 4, 6, 2, 2, 0),
+  };
+  const auto limits = kernels::selective_scan_backend_limits(backend);
+  std::vector<SelectiveScanConfig> valid;
+  for (const auto& c : all) {
+    if (c.team_size > limits.max_team_size || c.bwd_team_size > limits.max_team_size) continue;
+    const std::string why = c.invalid_reason(p, backend);
+    EXPECT_EQ(why, "") << c.to_json().dump();
+    if (why.empty()) valid.push_back(c);
+  }
+  return valid;
+}
+
+std::set<std::string> keys(const TensorMap& m) {
+  std::set<std::string> k;
+  for (const auto& [name, t] : m) k.insert(name);
+  return k;
+}
+
+void expect_all_finite(const TensorMap& got, const std::string& where) {
+  for (const auto& [name, t] : got) {
+    std::int64_t bad = 0;
+    for (double v : t.values) bad += std::isfinite(v) ? 0 : 1;
+    EXPECT_EQ(bad, 0) << where << ": " << name << " has " << bad << " elements never written (NaN poison) or non-finite";
+  }
+}
+
+void expect_bitwise_equal(const TensorMap& a, const TensorMap& b, const std::string& where) {
+  ASSERT_EQ(keys(a), keys(b)) << where;
+  for (const auto& [name, t] : a) {
+    const Tensor& u = b.at(name);
+    ASSERT_EQ(t.shape, u.shape) << where << ": " << name;
+    std::int64_t differ = 0;
+    for (std::int64_t i = 0; i < t.numel(); ++i) differ += t[i] == u[i] || (std::isnan(t[i]) && std::isnan(u[i])) ? 0 : 1;
+    EXPECT_EQ(differ, 0) << where << ": " << name << " differs in " << differ << " elements";
+  }
+}
+
+std::string describe(const Case& c, BackendKind backend, const SelectiveScanConfig& config) {
+  return c.name + " on " + to_string(backend) + " with " + config.to_json().dump();
+}
+
+TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
+  int runs = 0;
+  std::set<std::string> impls_seen;
+  std::set<int> static_seen, team_sizes_seen;
+  for (const Case& c : cases()) {
+    const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold);
+    const TensorMap expected = reference::selective_scan(c.p, inputs);
+    const TensorMap bounds = reference::selective_scan_error_bound(c.p, inputs);
+    for (BackendKind backend : kernel_backends()) {
+      for (const auto& config : configs_for(c.p, backend)) {
+        const std::string where = describe(c, backend, config);
+        const TensorMap got = kernels::run_selective_scan(c.p, inputs, backend, config);
+        EXPECT_EQ(keys(got), keys(expected)) << where;
+        expect_all_finite(got, where);
+        const auto comparisons = reference::compare_with_bounds(got, expected, bounds);
+        EXPECT_TRUE(reference::all_pass(comparisons)) << where << "\n" << reference::describe(comparisons);
+        impls_seen.insert(config.impl);
+        static_seen.insert(config.dstate_static);
+        team_sizes_seen.insert(config.team_size);
+        ++runs;
+      }
+    }
+  }
+  EXPECT_EQ(impls_seen, (std::set<std::string>{"sequential", "chunked"}));
+  for (int n : {0, 1, 2, 4, 8, 16, 32}) EXPECT_TRUE(static_seen.count(n)) << "dstate_static " << n << " never ran";
+  // Teams of several threads (the fixed-order tree over a team's threads) run wherever a
+  // backend offers them: OpenMP with two or more threads, CUDA.
+  int widest = 1;
+  for (BackendKind backend : kernel_backends())
+    widest = std::max(widest, kernels::selective_scan_backend_limits(backend).max_team_size);
+  if (widest >= 2) EXPECT_TRUE(team_sizes_seen.count(2)) << "no config with two threads per team ran";
+  EXPECT_GT(runs, 100);
+}
+
+// dstate 64 is the largest specialisation; one small case keeps it covered.
+TEST(KernelSelectiveScan, LargestStaticDstateMatchesOracle) {
+  SelectiveScanProblem p = problem(1, 2, 64, 6);
+  all_options(p);
+  const TensorMap inputs = random_inputs(p, 99);
+  const TensorMap expected = reference::selective_scan(p, inputs);
+  const TensorMap bounds = reference::selective_scan_error_bound(p, inputs);
+  for (BackendKind backend : kernel_backends()) {
+    for (const char* impl : {"sequential", "chunked"}) {
+      SelectiveScanConfig config;
+      config.impl = impl; config.dstate_static = 64; config.channels_per_team = 2; config.bwd_channels_per_team = 2;
+      config.chunk_len = 4; config.time_tile = 3;
+      const TensorMap got = kernels::run_selective_scan(p, inputs, backend, config);
+      const auto comparisons = reference::compare_with_bounds(got, expected, bounds);
+      EXPECT_TRUE(reference::all_pass(comparisons)) << impl << "\n" << reference::describe(comparisons);
+    }
+  }
+}
+
+TEST(KernelSelectiveScan, HeuristicAndCandidateConfigsMatchOracle) {
+  for (const Case& c : cases()) {
+    const TensorMap inputs = random_inputs(c.p, 77, c.softplus_threshold);
+    const TensorMap expected = reference::selective_scan(c.p, inputs);
+    const TensorMap bounds = reference::selective_scan_error_bound(c.p, inputs);
+    for (BackendKind backend : kernel_backends()) {
+      const auto heuristic = kernels::selective_scan_heuristic_config(c.p, backend);
+      ASSERT_EQ(heuristic.invalid_reason(c.p, backend), "") << c.name;
+      const auto candidates = kernels::selective_scan_candidate_configs(c.p, backend);
+      ASSERT_FALSE(candidates.empty());
+      EXPECT_EQ(candidates.front(), heuristic);
+      for (const auto& config : {candidates.front(), candidates.back()}) {
+        const TensorMap got = kernels::run_selective_scan(c.p, inputs, backend, config);
+        const auto comparisons = reference::compare_with_bounds(got, expected, bounds);
+        EXPECT_TRUE(reference::all_pass(comparisons)) << describe(c, backend, config) << "\n"
+                                                      << reference::describe(comparisons);
+      }
+    }
+  }
+}
+
+// Two runs give the same bits on every backend, and Serial (one thread) gives the same bits as
+// OpenMP (all of its threads) for the same config: nothing depends on thread count or timing.
+TEST(KernelSelectiveScan, BitwiseRepeatableAndThreadCountIndependent) {
+  for (const Case& c : cases()) {
+    if (!c.p.with_backward) continue;
+    const TensorMap inputs = random_inputs(c.p, 4321);
+    for (const char* impl : {"sequential", "chunked"}) {
+      std::vector<SelectiveScanConfig> configs;
+      for (BackendKind backend : kernel_backends())
+        for (const auto& config : configs_for(c.p, backend))
+          if (config.impl == impl && std::find(configs.begin(), configs.end(), config) == configs.end())
+            configs.push_back(config);
+      for (const auto& config : configs) {
+        TensorMap first;
+        for (BackendKind backend : kernel_backends()) {
+          if (!config.invalid_reason(c.p, backend).empty()) continue;
+          const std::string where = describe(c, backend, config);
+          const TensorMap a = kernels::run_selective_scan(c.p, inputs, backend, config);
+          const TensorMap b = kernels::run_selective_scan(c.p, inputs, backend, config);
+          expect_bitwise_equal(a, b, where + " (two runs)");
+          if (backend == BackendKind::cuda) continue;  // other arithmetic (FMA contraction, expf): not bitwise
+          if (first.empty()) first = a;
+          else expect_bitwise_equal(first, a, where + " (against the first host backend)");
+        }
+      }
+    }
+  }
+}
+
+// Results do not depend on the schedule beyond rounding: every config agrees with the oracle,
+// and configs that only move work between teams give identical forward results.
+TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
+  SelectiveScanProblem p = problem(2, 12, 4, 50, 2);
+  all_options(p);
+  const TensorMap inputs = random_inputs(p, 5);
+  for (BackendKind backend : kernel_backends()) {
+    TensorMap first;
+    for (int cpt : {1, 2, 3, 6}) {
+      for (int tile : {1, 7, 64}) {
+        SelectiveScanConfig config;
+        config.dstate_static = 4; config.channels_per_team = cpt; config.time_tile = tile; config.chunk_len = 10;
+        TensorMap got = kernels::run_selective_scan(p, inputs, backend, config);
+        TensorMap forward{{"out", got.at("out")}, {"last_state", got.at("last_state")}};
+        expect_all_finite(forward, "channels_per_team " + std::to_string(cpt));
+        if (first.empty()) first = forward;
+        else expect_bitwise_equal(first, forward, "channels_per_team " + std::to_string(cpt));
+      }
+    }
+  }
+}
+
+// state_space_v1 runs the same kernels through (b, L, D) strides.
+TEST(KernelSelectiveScan, StateSpaceV1MatchesOracle) {
+  struct V1Case { std::int64_t b, L, D, N; bool gate, init, conv, dfinal; GateActivation act; };
+  const std::vector<V1Case> v1_cases{
+      {2, 19, 5, 4, true, true, true, true, GateActivation::silu},
+      {1, 1, 3, 1, false, false, false, false, GateActivation::silu},
+      {2, 33, 4, 8, true, false, false, true, GateActivation::gelu_erf},
+      {1, 12, 7, 3, true, true, false, false, GateActivation::gelu_tanh},
+      {3, 9, 2, 2, true, true, true, true, GateActivation::identity},
+  };
+  std::uint64_t seed = 11;
+  for (const auto& v : v1_cases) {
+    StateSpaceV1Problem p;
+    p.batch = v.b; p.seqlen = v.L; p.dim = v.D; p.dstate = v.N;
+    p.has_gate = v.gate; p.act_fn = v.act; p.has_initial_state = v.init;
+    p.has_conv_state = v.conv; p.d_conv = v.conv ? 4 : 0;
+    p.with_backward = true; p.has_dfinal_state = v.dfinal;
+    std::mt19937_64 rng(seed++);
+    TensorMap in;
+    const Shape bld{p.batch, p.seqlen, p.dim}, state{p.batch, p.dim, p.dstate};
+    in["hidden_states"] = random_tensor(bld, -1.5, 1.5, rng);
+    in["A"] = random_tensor({p.dim, p.dstate}, -3.0, -0.01, rng);
+    in["B"] = random_tensor({p.batch, p.seqlen, p.dstate}, -1, 1, rng);
+    in["C"] = random_tensor({p.batch, p.seqlen, p.dstate}, -1, 1, rng);
+    in["D"] = random_tensor({p.dim}, -1, 1, rng);
+    in["dt"] = random_tensor(bld, 0.001, 0.5, rng);
+    if (p.has_gate) in["gate"] = random_tensor(bld, -4, 4, rng);
+    if (p.has_initial_state) in["initial_state"] = random_tensor(state, -1, 1, rng);
+    if (p.has_conv_state) in["conv_state"] = random_tensor({p.batch, p.dim, p.d_conv}, -1, 1, rng);
+    in["dout"] = random_tensor(bld, -1, 1, rng);
+    if (p.has_dfinal_state) in["dfinal_state"] = random_tensor(state, -1, 1, rng);
+    const TensorMap expected = reference::state_space_v1(p, in);
+    const TensorMap bounds = reference::state_space_v1_error_bound(p, in);
+    const SelectiveScanProblem ss = p.as_selective_scan();
+    for (BackendKind backend : kernel_backends()) {
+      for (const auto& config : configs_for(ss, backend)) {
+        const std::string where = "state_space_v1 b" + std::to_string(v.b) + " L" + std::to_string(v.L) + " on " +
+                                  to_string(backend) + " with " + config.to_json().dump();
+        const TensorMap got = kernels::run_state_space_v1(p, in, backend, config);
+        EXPECT_EQ(keys(got), keys(expected)) << where;
+        expect_all_finite(got, where);
+        const auto comparisons = reference::compare_with_bounds(got, expected, bounds);
+        EXPECT_TRUE(reference::all_pass(comparisons)) << where << "\n" << reference::describe(comparisons);
+      }
+    }
+  }
+}
+
+// A forward-only problem needs no backward team shape and no checkpoints.
+TEST(KernelSelectiveScan, WorkspaceSizes) {
+  SelectiveScanProblem p = problem(2, 8, 4, 100, 2);
+  SelectiveScanConfig c;
+  c.chunk_len = 10; c.bwd_channels_per_team = 2;
+  EXPECT_EQ(kernels::selective_scan_workspace_bytes(p, c), 0);  // sequential forward: nothing
+  p.with_backward = true;
+  const auto w = kernels::selective_scan_workspace_layout(p, c);
+  EXPECT_EQ(w.num_chunks, 10);
+  EXPECT_EQ(w.bwd_tiles, 2);
+  // chunk states B·S·N·D, dA partial B·N·D, per-step dB and dC partials B·G·T·N·L.
+  EXPECT_EQ(w.total_floats, 2 * 10 * 4 * 8 + 2 * 4 * 8 + 2 * (2 * 2 * 2 * 4 * 100));
+  c.impl = "chunked";
+  const auto wc = kernels::selective_scan_workspace_layout(p, c);
+  EXPECT_EQ(wc.total_floats, 3 * (2 * 10 * 4 * 8) + 2 * 10 * 4 * 8 + 2 * (2 * 2 * 2 * 4 * 100));
+  EXPECT_GT(kernels::selective_scan_extra_bytes(p, c, Pass::forward), 0);
+}
+
+TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
+  SelectiveScanProblem p = problem(2, 8, 4, 64);
+  p.with_backward = true;
+  auto reason = [&](const SelectiveScanConfig& c, BackendKind b = BackendKind::serial) { return c.invalid_reason(p, b); };
+  auto contains = [](const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; };
+  SelectiveScanConfig ok;
+  EXPECT_EQ(reason(ok), "");
+  { auto c = ok; c.impl = "parallel"; EXPECT_TRUE(contains(reason(c), "unknown implementation")); }
+  { auto c = ok; c.dstate_static = 16; EXPECT_TRUE(contains(reason(c), "does not match")); }
+  { auto c = ok; c.dstate_static = 3; EXPECT_TRUE(contains(reason(c), "not a compiled specialisation")); }
+  { auto c = ok; c.dstate_static = 4; EXPECT_EQ(reason(c), ""); }
+  { auto c = ok; c.channels_per_team = 0; EXPECT_TRUE(contains(reason(c), "must be positive")); }
+  { auto c = ok; c.chunk_len = -1; EXPECT_TRUE(contains(reason(c), "chunk_len must be positive")); }
+  { auto c = ok; c.channels_per_team = 4; c.team_size = 3; EXPECT_TRUE(contains(reason(c), "does not divide")); }
+  { auto c = ok; c.bwd_channels_per_team = 5; c.bwd_team_size = 2; EXPECT_TRUE(contains(reason(c), "does not divide")); }
+  { auto c = ok; c.channels_per_team = 4; c.team_size = 2; EXPECT_TRUE(contains(reason(c), "exceeds serial's limit")); }
+  { auto c = ok; c.scratch_level = 2; EXPECT_TRUE(contains(reason(c), "scratch_level must be 0 or 1")); }
+  EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
+  // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
+  { auto c = ok; c.channels_per_team = c.team_size = 512; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "exceeds cuda's limit")); }
+  { auto c = ok; c.chunk_len = 4096; c.bwd_channels_per_team = 64;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "the backward needs"));
+    c.scratch_level = 1;
+    EXPECT_EQ(reason(c, BackendKind::cuda), ""); }
+  // The backward's team shape only matters with a backward.
+  { auto c = ok; c.bwd_channels_per_team = 64; c.bwd_team_size = 64; EXPECT_NE(reason(c, BackendKind::serial), "");
+    SelectiveScanProblem forward_only = p; forward_only.with_backward = false;
+    EXPECT_EQ(c.invalid_reason(forward_only, BackendKind::serial), ""); }
+  // The bridge refuses an invalid config with the reason.
+  { auto c = ok; c.dstate_static = 8;
+    const TensorMap inputs = random_inputs(p, 1);
+    try {
+      kernels::run_selective_scan(p, inputs, BackendKind::serial, c);
+      ADD_FAILURE() << "an invalid config ran";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), "does not match")) << e.what();
+    } }
+}
+
+TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
+  SelectiveScanConfig c;
+  c.impl = "chunked"; c.dstate_static = 16; c.channels_per_team = 64; c.team_size = 64; c.time_tile = 16;
+  c.chunk_len = 128; c.bwd_channels_per_team = 32; c.bwd_team_size = 32; c.scratch_level = 1;
+  EXPECT_EQ(SelectiveScanConfig::from_json(c.to_json()), c);
+  EXPECT_EQ(SelectiveScanConfig::from_json(nlohmann::json::object()), SelectiveScanConfig());
+  EXPECT_EQ(kernels::selective_scan_config_fields().size(), c.to_json().size());
+  for (const auto& field : kernels::selective_scan_config_fields())
+    EXPECT_TRUE(c.to_json().contains(field.substr(0, field.find(':')))) << field;
+  EXPECT_THROW(SelectiveScanConfig::from_json({{"chunk", 4}}), std::invalid_argument);
+  EXPECT_THROW(SelectiveScanConfig::from_json({{"chunk_len", "4"}}), std::invalid_argument);
+  EXPECT_THROW(SelectiveScanConfig::from_json({{"chunk_len", 4.5}}), std::invalid_argument);
+  EXPECT_THROW(SelectiveScanConfig::from_json({{"impl", "fast"}}), std::invalid_argument);
+  EXPECT_THROW(SelectiveScanConfig::from_json(nlohmann::json::array()), std::invalid_argument);
+  EXPECT_EQ(kernels::selective_scan_implementations(), (std::vector<std::string>{"sequential", "chunked"}));
+}
+
+// The rule picks "sequential" where batch·dim is large and "chunked" where it is small, and
+// offers at least 8 valid candidates on the H200 shapes (checked against CUDA's nominal limits
+// when CUDA is not compiled in).
+TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
+  struct Shape4 { std::int64_t b, d, n, l; };
+  for (const auto& s : {Shape4{8, 4096, 16, 2048}, Shape4{2, 4096, 16, 8192}, Shape4{16, 1536, 16, 1024},
+                        Shape4{8, 4096, 64, 2048}, Shape4{1, 1024, 16, 4096}}) {
+    SelectiveScanProblem p = problem(s.b, s.d, s.n, s.l);
+    all_options(p);
+    const auto h = kernels::selective_scan_heuristic_config(p, BackendKind::cuda);
+    EXPECT_EQ(h.invalid_reason(p, BackendKind::cuda), "") << h.to_json().dump();
+    EXPECT_EQ(h.impl, s.b * s.d >= 16384 ? "sequential" : "chunked") << s.b << "x" << s.d;
+    EXPECT_EQ(h.dstate_static, s.n <= 16 ? int(s.n) : 0);  // larger ones spill registers on sm_90
+    const auto candidates = kernels::selective_scan_candidate_configs(p, BackendKind::cuda);
+    EXPECT_GE(candidates.size(), 8u);
+    std::set<std::string> distinct;
+    for (const auto& c : candidates) {
+      EXPECT_EQ(c.invalid_reason(p, BackendKind::cuda), "");
+      distinct.insert(c.to_json().dump());
+    }
+    EXPECT_EQ(distinct.size(), candidates.size());
+    const auto host = kernels::selective_scan_heuristic_config(p, BackendKind::serial);
+    EXPECT_EQ(host.invalid_reason(p, BackendKind::serial), "");
+  }
+}
+
+}  // namespace
+}  // namespace scanlab
