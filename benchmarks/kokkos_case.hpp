@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "cli/case_runner.hpp"
 #include "kernels/problem/common.hpp"
 #include "random_fill.hpp"
 #include "sweep.hpp"
@@ -111,29 +112,20 @@ CaseCosts direction_costs(const Problem& p, Direction direction) {
   return c;
 }
 
-// The config a case runs: the op's heuristic for the backend, its implementation replaced when
-// --impl names one, then the --config fields laid over it; refused (with the config's own
-// reasons) when it cannot run the problem. "auto" is the heuristic until a tuning cache exists.
-template <class Config, class Problem>
-Config choose_config(const Config& heuristic, const Problem& p, const SweepSettings& s,
-                     const std::vector<std::string>& implementations) {
-  nlohmann::json j = heuristic.to_json();
-  if (s.impl != "auto") {
-    if (std::find(implementations.begin(), implementations.end(), s.impl) == implementations.end()) {
-      std::string known;
-      for (const auto& name : implementations) known += (known.empty() ? "" : ", ") + name;
-      throw std::invalid_argument("--impl " + s.impl + ": not an implementation of " + Problem::op_name + " (" + known +
-                                  ", or auto)");
-    }
-    j["impl"] = s.impl;
+// The config a case runs, resolved as every verb resolves --impl (cli/case_runner.hpp's
+// resolve_config: "auto" is the tuning cache's config when there is one, else the op's heuristic;
+// NAME is the heuristic with that implementation), then --config's fields laid over it; refused
+// with the config's own reasons when it cannot run the problem.
+template <class Traits>
+typename Traits::Config choose_config(const typename Traits::Problem& p, const SweepSettings& s) {
+  cli::ImplRequest request;
+  request.impl = s.impl;
+  if (s.config.is_object() && !s.config.empty()) {
+    nlohmann::json j = cli::resolve_config<Traits>(p, s.backend.kind, request).to_json();
+    j.update(s.config);
+    request.config = j;
   }
-  if (!s.config.is_null() && !s.config.empty()) j.update(s.config);
-  Config config = Config::from_json(j);
-  const std::string why = config.invalid_reason(p, s.backend.kind);
-  if (!why.empty())
-    throw std::invalid_argument(std::string(Problem::op_name) + ": config " + config.to_json().dump() +
-                                " cannot run this case:\n" + why);
-  return config;
+  return cli::resolve_config<Traits>(p, s.backend.kind, request);
 }
 
 }  // namespace scanlab::bench

@@ -41,8 +41,7 @@ class S7InnerCase : public PreparedCase {
  public:
   S7InnerCase(const SweepCase& c, const SweepSettings& s)
       : problem_(s7_inner_problem(c)), direction_(c.direction), timer_(space_) {
-    config_ = choose_config(kernels::s7_inner_heuristic_config(problem_, s.backend.kind), problem_, s,
-                            kernels::s7_inner_implementations());
+    config_ = choose_config<cli::OpTraits<S7InnerProblem>>(problem_, s);
     config = config_.to_json();
     costs = direction_costs(problem_, direction_);
     const InputRanges ranges = s7_inner_ranges(problem_);
@@ -95,6 +94,7 @@ void add_s7_inner_benches() {
     return make_kokkos_case<S7InnerCase>(s.backend.kind, c, s);
   };
   inner.case_options = [](const SweepCase& c) { return s7_inner_problem(c).options_json(); };
+  inner.tensor_specs = [](const SweepCase& c) { return s7_inner_problem(c).tensors(); };
   inner.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     const auto p = s7_inner_problem(c);
     return host_inputs(p.tensors(), s7_inner_ranges(p), seed, 0);

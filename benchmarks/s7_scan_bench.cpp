@@ -41,8 +41,7 @@ class S7ScanCase : public PreparedCase {
  public:
   S7ScanCase(const SweepCase& c, const SweepSettings& s)
       : problem_(s7_scan_problem(c)), direction_(c.direction), timer_(space_) {
-    config_ = choose_config(kernels::s7_scan_heuristic_config(problem_, s.backend.kind), problem_, s,
-                            kernels::s7_scan_implementations());
+    config_ = choose_config<cli::OpTraits<S7ScanProblem>>(problem_, s);
     config = config_.to_json();
     costs = direction_costs(problem_, direction_);
     costs.extra_bytes = 0;
@@ -103,6 +102,7 @@ void add_s7_scan_benches() {
     return make_kokkos_case<S7ScanCase>(s.backend.kind, c, s);
   };
   scan.case_options = [](const SweepCase& c) { return s7_scan_problem(c).options_json(); };
+  scan.tensor_specs = [](const SweepCase& c) { return s7_scan_problem(c).tensors(); };
   scan.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     return host_inputs(s7_scan_problem(c).tensors(), s7_scan_ranges(), seed, 0);
   };

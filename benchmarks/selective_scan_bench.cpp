@@ -9,6 +9,7 @@ template <class Space>
 struct SelectiveScanCase : ScanCase<Space> {
   SelectiveScanCase(const SweepCase& c, const SweepSettings& s)
       : ScanCase<Space>(c, s, selective_scan_problem(c), SequenceLayout::batch_dim_seqlen,
+                        choose_config<cli::OpTraits<SelectiveScanProblem>>(selective_scan_problem(c), s),
                         selective_scan_ranges(switch_value(c, "softplus")),
                         {{"u", "u"}, {"delta", "delta"}, {"A", "A"}, {"B", "B"}, {"C", "C"}, {"D", "D"}, {"z", "z"},
                          {"delta_bias", "delta_bias"}, {"initial_state", "initial_state"}, {"dout", "dout"},
@@ -38,6 +39,7 @@ void add_selective_scan_benches() {
     return make_kokkos_case<SelectiveScanCase>(s.backend.kind, c, s);
   };
   ss.case_options = [](const SweepCase& c) { return selective_scan_problem(c).options_json(); };
+  ss.tensor_specs = [](const SweepCase& c) { return selective_scan_problem(c).tensors(); };
   ss.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     const auto p = selective_scan_problem(c);
     return host_inputs(p.tensors(), selective_scan_ranges(p.delta_softplus), seed, 0);

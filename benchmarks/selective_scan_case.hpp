@@ -88,11 +88,11 @@ template <class Space>
 class ScanCase : public PreparedCase {
  public:
   // kernel_problem: what the kernels run; names: kernel view name -> the op's tensor name.
+  // config: resolved by the op's own traits (state_space_v1 judges configs on its own problem).
   ScanCase(const SweepCase& c, const SweepSettings& s, const SelectiveScanProblem& kernel_problem, SequenceLayout layout,
-           const InputRanges& ranges, const std::map<std::string, std::string>& names, CaseCosts op_costs)
-      : problem_(kernel_problem), direction_(c.direction), timer_(space_) {
-    config_ = choose_config(kernels::selective_scan_heuristic_config(problem_, s.backend.kind), problem_, s,
-                            kernels::selective_scan_implementations());
+           const SelectiveScanConfig& resolved, const InputRanges& ranges,
+           const std::map<std::string, std::string>& names, CaseCosts op_costs)
+      : problem_(kernel_problem), direction_(c.direction), config_(resolved), timer_(space_) {
     config = config_.to_json();
     costs = op_costs;
     costs.extra_bytes = 0;

@@ -10,6 +10,7 @@ template <class Space>
 struct StateSpaceV1Case : ScanCase<Space> {
   StateSpaceV1Case(const SweepCase& c, const SweepSettings& s)
       : ScanCase<Space>(c, s, state_space_v1_problem(c).as_selective_scan(), SequenceLayout::batch_seqlen_dim,
+                        choose_config<cli::OpTraits<StateSpaceV1Problem>>(state_space_v1_problem(c), s),
                         state_space_v1_ranges(),
                         {{"u", "hidden_states"}, {"delta", "dt"}, {"A", "A"}, {"B", "B"}, {"C", "C"}, {"D", "D"},
                          {"z", "gate"}, {"initial_state", "initial_state"}, {"dout", "dout"},
@@ -35,6 +36,7 @@ void add_state_space_v1_benches() {
     return make_kokkos_case<StateSpaceV1Case>(s.backend.kind, c, s);
   };
   v1.case_options = [](const SweepCase& c) { return state_space_v1_problem(c).options_json(); };
+  v1.tensor_specs = [](const SweepCase& c) { return state_space_v1_problem(c).tensors(); };
   v1.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     return host_inputs(state_space_v1_problem(c).tensors(), state_space_v1_ranges(), seed, 0);
   };

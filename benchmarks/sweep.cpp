@@ -211,8 +211,9 @@ nlohmann::json run_sweep(const SweepRequest& request) {
       {"rotation", "inputs rotated among buffer sets until their bytes exceed 4x cache_bytes (at most " +
                        std::to_string(settings.max_buffer_sets) + " sets)"},
       {"data", "uniform random per tensor (ranges in the op's benchmarks/<op>_bench.cpp), never zeros"},
-      {"timer", settings.backend.kind == BackendKind::cuda ? "CUDA events around each call"
-                                                           : "fence + steady_clock around each call"},
+      {"timer", settings.backend.kind == BackendKind::cuda   ? "CUDA events around each call"
+                : settings.backend.kind == BackendKind::exec ? "the implementation's timing.json (exec protocol)"
+                                                             : "fence + steady_clock around each call"},
       {"ceilings", request.ceilings},
       {"ceilings_source", request.ceilings_source},
       {"command", request.command_line},
@@ -233,10 +234,13 @@ nlohmann::json run_sweep(const SweepRequest& request) {
     const std::string key = c.key();
     std::unique_ptr<PreparedCase> prepared;
     int iterations = 0;
+    const bool exec = settings.backend.kind == BackendKind::exec;
     try {
-      prepared = bench.prepare(c, settings);
+      if (exec && !request.prepare_exec) throw std::invalid_argument("exec sweeps need the CLI's exec runner");
+      prepared = exec ? request.prepare_exec(c, settings) : bench.prepare(c, settings);
       for (int w = 0; w < request.warmups; ++w) prepared->run(w % prepared->buffer_sets);
       iterations = request.iterations;
+      if (iterations <= 0 && exec) iterations = 1;  // every call is a process start: one per repetition
       if (iterations <= 0) {
         const double once = prepared->run(0);
         iterations = int(std::clamp(std::ceil(request.min_time_s / std::max(once, 1e-9)), 1.0, 100000.0));
@@ -278,7 +282,8 @@ nlohmann::json run_sweep(const SweepRequest& request) {
     const Spread spread = spread_of(samples);
     auto entry = case_entry(c, request.implementation, settings.backend.name(), spread, samples, prepared->costs,
                             request.ceilings);
-    entry["impl"] = prepared->config.value("impl", std::string());
+    entry["impl"] = prepared->config.is_object() ? prepared->config.value("impl", std::string()) : std::string();
+    if (!prepared->timer.empty()) entry["timer"] = prepared->timer;
     entry["config"] = prepared->config;
     entry["iterations"] = iterations;
     entry["memory"] = {{"tensor_bytes", prepared->tensor_bytes},

@@ -18,6 +18,7 @@
 #include "axes.hpp"
 #include "ceilings.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/problem/common.hpp"
 #include "kernels/tensor.hpp"
 #include "statistics.hpp"
 
@@ -64,6 +65,7 @@ class PreparedCase {
   std::int64_t workspace_bytes = 0;  // the op's own device workspace (per set)
   int buffer_sets = 1;
   nlohmann::json config;  // the config's to_json()
+  std::string timer;      // how run() times, when it differs from the sweep's timer (exec)
 };
 
 struct OpBench {
@@ -78,6 +80,7 @@ struct OpBench {
   // values prepare() puts on the device for buffer set 0): what an exec implementation is given.
   std::function<nlohmann::json(const SweepCase&)> case_options;
   std::function<TensorMap(const SweepCase&, std::uint64_t seed)> host_inputs;
+  std::function<std::vector<TensorSpec>(const SweepCase&)> tensor_specs;  // the problem's tensors()
 };
 
 // Each benchmarks/<op>_bench.cpp defines add_<op>_benches(), which registers its ops; the
@@ -110,6 +113,9 @@ struct SweepRequest {
   std::string command_line;
   bool progress = true;  // one line per case on stderr
   std::string implementation = "scanlab";
+  // Prepares a case for an exec:CMD backend. The CLI sets it (it owns the exec protocol,
+  // cli/case_runner.hpp); exec sweeps without it are refused.
+  std::function<std::unique_ptr<PreparedCase>(const SweepCase&, const SweepSettings&)> prepare_exec;
 };
 
 // The sweep's cases after sharding, each validated against its problem descriptor first (every

@@ -124,7 +124,7 @@ nlohmann::json merge_sweeps(const std::vector<std::pair<std::string, nlohmann::j
       const std::string key = c["key"].get<std::string>();
       if (!case_file.emplace(key, name).second)
         throw std::invalid_argument("case " + key + " is in both " + case_file[key] + " and " + name);
-      ordered.emplace_back(std::int64_t(index) * 1000 + position++, c);
+      ordered.emplace_back(std::int64_t(index) + position++ * count, c);
     }
     if (j.contains("benchmarks") && j["benchmarks"].is_array())
       for (const auto& b : j["benchmarks"]) benchmarks.push_back(b);

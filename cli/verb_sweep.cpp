@@ -9,11 +9,50 @@
 
 #include "benchmarks/context.hpp"
 #include "benchmarks/sweep.hpp"
+#include "case_runner.hpp"
 #include "verbs.hpp"
 
 namespace {
 
 using namespace scanlab::bench;
+
+// A case timed through the exec protocol (cli/case_runner.hpp): every call writes the case
+// directory (the inputs scanlab's own kernels get for buffer set 0), runs the command and reads
+// its outputs; the time is the implementation's timing.json (seconds; backward_seconds for bwd),
+// or the whole call's wall time when it writes none.
+class ExecCase : public PreparedCase {
+ public:
+  ExecCase(const OpBench& bench, const SweepCase& c, const SweepSettings& s)
+      : command_(s.backend.command), direction_(c.direction) {
+    costs = bench.costs(c);
+    case_ = {c.op, bench.case_options(c), bench.host_inputs(c, s.seed)};
+    const auto specs = bench.tensor_specs(c);
+    expected_ = scanlab::cli::expected_outputs(specs);
+    for (const auto& spec : specs) tensor_bytes += 4 * scanlab::shape_numel(spec.shape);
+    config = {{"exec", command_}};
+  }
+  double run(int) override {
+    const auto r = scanlab::cli::run_exec(command_, case_, expected_);
+    if (direction_ == Direction::bwd) {
+      if (!r.reported_backward_seconds)
+        throw std::runtime_error("a bwd sweep needs \"backward_seconds\" in the implementation's timing.json");
+      timer = "timing.json backward_seconds";
+      return *r.reported_backward_seconds;
+    }
+    if (r.reported_seconds) {
+      timer = "timing.json seconds";
+      return *r.reported_seconds;
+    }
+    timer = "wall clock of the whole exec call (no timing.json: process start-up included)";
+    return r.wall_seconds;
+  }
+
+ private:
+  std::string command_;
+  Direction direction_;
+  scanlab::io::Case case_;
+  std::vector<scanlab::TensorSpec> expected_;
+};
 
 std::string shell_quote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") ==
@@ -38,7 +77,9 @@ std::string axes_help() {
       "--direction: fwd (forward), bwd (backward alone, after an untimed forward), fwdbwd (both).\n"
       "Cases are the product of every axis and direction (--shapes: the listed shapes, not a product);\n"
       "--shard i/n keeps case k when k mod n = i.\n"
-      "Without --ceilings the machine's ceilings are measured first (scanlab ceilings).\n";
+      "Without --ceilings the machine's ceilings are measured first (scanlab ceilings).\n"
+      "exec:CMD sweeps time an external implementation through the exec protocol (cli/case_runner.hpp):\n"
+      "one call per repetition unless --iterations, the time from its timing.json (bwd: backward_seconds).\n";
   return text;
 }
 
@@ -81,6 +122,9 @@ int run_sweep_verb(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--ceilings", ceilings_file, "ceilings JSON from `scanlab ceilings` (else measured now)");
   app.add_flag("--quick-ceilings", quick_ceilings, "measure quick ceilings (tests and CI only)");
+  std::string implementation;
+  app.add_option("--implementation", implementation,
+                 "name of what is timed in the JSON (default: scanlab; for exec:CMD, the backend's name)");
   app.add_flag("--list-cases", list_cases, "print the case keys (after --shard) and exit");
   app.add_flag("--quiet", [&](std::int64_t) { request.progress = false; }, "no progress lines");
   app.add_option("--out", out, "JSON file to write");
@@ -143,10 +187,13 @@ int run_sweep_verb(int argc, char** argv) {
   if (request.settings.backend.kind == scanlab::BackendKind::reference)
     throw std::invalid_argument("sweeps time kernels: --backend serial, openmp, cuda or auto (the float64 oracle is "
                                 "checked by `scanlab check`, not timed)");
-  if (request.settings.backend.kind == scanlab::BackendKind::exec)
-    throw std::invalid_argument(
-        "sweeps over exec:CMD backends are not available yet (they need cli/case_runner to run a case directory); "
-        "time peers with scripts/peers/run_peers.py, which writes the same JSON schema");
+  if (request.settings.backend.kind == scanlab::BackendKind::exec) {
+    request.prepare_exec = [&bench](const SweepCase& c, const SweepSettings& s) -> std::unique_ptr<PreparedCase> {
+      return std::make_unique<ExecCase>(bench, c, s);
+    };
+    if (implementation.empty()) implementation = request.settings.backend.name();
+  }
+  request.implementation = implementation.empty() ? "scanlab" : implementation;
   sweep_cases(request);  // every case valid before anything is measured
   std::ofstream file(out);
   if (!file) throw std::runtime_error("cannot write " + out);
@@ -164,8 +211,12 @@ int run_sweep_verb(int argc, char** argv) {
   } else {
     CeilingOptions options;
     options.quick = quick_ceilings;
-    if (request.progress) std::fprintf(stderr, "measuring ceilings on %s ...\n", request.settings.backend.name().c_str());
-    request.ceilings = measure_ceilings(request.settings.backend, options);
+    if (request.progress) std::fprintf(stderr, "measuring ceilings ...\n");
+    // An exec implementation runs on the machine's fastest device: measure that one.
+    const auto measured_on = request.settings.backend.kind == scanlab::BackendKind::exec
+                                 ? scanlab::parse_backend("auto")
+                                 : request.settings.backend;
+    request.ceilings = measure_ceilings(measured_on, options);
     request.ceilings_source = quick_ceilings ? "measured in this run (quick: not for publishing)" : "measured in this run";
   }
   const auto result = run_sweep(request);

@@ -4,9 +4,11 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 #if defined(SCANLAB_HAVE_OPENBLAS)
 #include <cblas.h>
@@ -49,6 +51,29 @@ void host_gemm(const GemmArgs& g, float alpha, const float* A, const float* B, f
 }
 #endif
 
+// The portable fallback for host spaces in a binary without OpenBLAS (the cuda build links only
+// cuBLAS): row by row, the K reduction in ascending order into a float32 row, then alpha and beta.
+// Slow next to a BLAS, deterministic, and only there so that every host space can run every op.
+[[maybe_unused]] void portable_host_gemm(const GemmArgs& g, float alpha, const float* A, const float* B, float beta,
+                                         float* C) {
+  std::vector<float> row(std::size_t(g.n));
+  for (std::int64_t i = 0; i < g.m; ++i) {
+    std::fill(row.begin(), row.end(), 0.0f);
+    for (std::int64_t r = 0; r < g.k; ++r) {
+      const float a = g.ta == Transpose::no ? A[i * g.lda + r] : A[r * g.lda + i];
+      if (g.tb == Transpose::no) {
+        const float* b_row = B + r * g.ldb;
+        for (std::int64_t j = 0; j < g.n; ++j) row[std::size_t(j)] += a * b_row[j];
+      } else {
+        for (std::int64_t j = 0; j < g.n; ++j) row[std::size_t(j)] += a * B[j * g.ldb + r];
+      }
+    }
+    float* c_row = C + i * g.ldc;
+    for (std::int64_t j = 0; j < g.n; ++j)  // beta = 0 never reads C (BLAS semantics: C may hold NaN)
+      c_row[j] = beta == 0.0f ? alpha * row[std::size_t(j)] : alpha * row[std::size_t(j)] + beta * c_row[j];
+  }
+}
+
 #if defined(SCANLAB_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
 void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -80,7 +105,7 @@ std::string gemm_library(BackendKind backend) {
 #if defined(SCANLAB_HAVE_OPENBLAS)
       return "openblas";
 #else
-      return "none";
+      return "portable";
 #endif
     case BackendKind::cuda:
 #if defined(SCANLAB_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
@@ -104,14 +129,17 @@ void gemm_strided_batched(BackendKind backend, Transpose trans_a, Transpose tran
   if (stride_c < m * ldc && batch > 1) throw std::invalid_argument("gemm: batched outputs overlap (stride_c < m·ldc)");
   (void)math;
   switch (backend) {
-#if defined(SCANLAB_HAVE_OPENBLAS)
     case BackendKind::serial:
     case BackendKind::openmp:
       // Kokkos host spaces run synchronously; nothing to order against.
-      for (std::int64_t i = 0; i < batch; ++i)
+      for (std::int64_t i = 0; i < batch; ++i) {
+#if defined(SCANLAB_HAVE_OPENBLAS)
         host_gemm(g, alpha, A + i * stride_a, B + i * stride_b, beta, C + i * stride_c);
-      return;
+#else
+        portable_host_gemm(g, alpha, A + i * stride_a, B + i * stride_b, beta, C + i * stride_c);
 #endif
+      }
+      return;
 #if defined(SCANLAB_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
     case BackendKind::cuda: {
       // Row-major C (m×n) is column-major Cᵀ (n×m) = op(B)ᵀ·op(A)ᵀ, and a row-major operand is the

@@ -1,7 +1,8 @@
 // The one matrix-product interface the kernels use: row-major float32
 //   C = alpha·op(A)·op(B) + beta·C,   op(X) = X or Xᵀ,
 // served by a well-kept library per backend: OpenBLAS's cblas_sgemm on the host spaces (Serial,
-// OpenMP), cuBLAS on CUDA (one handle per process, created on first use, on the stream Kokkos'
+// OpenMP; a portable row-by-row loop where a binary has no OpenBLAS, as the cuda build), cuBLAS on
+// CUDA (one handle per process, created on first use, on the stream Kokkos'
 // default CUDA instance uses, so products are ordered with the Kokkos kernels around them).
 //
 // Precision: cuBLAS runs with TF32 forbidden (CUBLAS_DEFAULT_MATH is plain float32 for SGEMM unless
@@ -43,7 +44,7 @@ void gemm_strided_batched(BackendKind backend, Transpose trans_a, Transpose tran
                           float* C, std::int64_t ldc, std::int64_t stride_c, std::int64_t batch,
                           GemmMath math = GemmMath::standard);
 
-// "openblas", "cublas" or "none": which library serves the backend in this binary.
+// "openblas", "portable" (the fallback loop), "cublas" or "none": what serves the backend here.
 std::string gemm_library(BackendKind backend);
 
 }  // namespace scanlab::kernels

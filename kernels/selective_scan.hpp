@@ -16,9 +16,17 @@
 // Structure. Every kernel works on a team of channels (one group, `channels_per_team` of them,
 // each thread owning channels_per_team / team_size in turn) and on time either whole
 // ("sequential") or one chunk per team ("chunked"). The per-step B and C a team's channels
-// share are staged in team scratch once per time tile. Kernel arguments travel in one Params
+// share are staged in team scratch once per time tile (with stage_io, the channels' u, dt, act(z)
+// and out too, loaded and stored by the whole team along the tensor's contiguous axis); the
+// backward stages a chunk's per-step inputs and gradients the same way. Kernel arguments travel
+// in one Params
 // struct of base pointers and int64 strides (CUTLASS style), which is how state_space_v1's
 // time-major tensors run through the same code. Index arithmetic is int64 throughout.
+//
+// Measured on the H200 (fp32, z + D + delta_bias + softplus; mamba_ssm in brackets): forward
+// "sequential" 3.4 ms at (8,4096,16,2048) [2.29], 1.64 ms at (16,1536,16,1024) [0.85];
+// forward+backward "chunked" (chunk_len 8) 36 ms [7.56] and 14 ms [3.01]; at dstate 64 the
+// forward is 12 ms [8.0] and forward+backward 200 ms [27.2]. The speed issue starts from here.
 //
 // Backward, per chunk (last to first): the forward is recomputed over the chunk from its saved
 // start state, one state n at a time (the states are independent given dt), keeping h and
@@ -124,6 +132,7 @@ struct Params {
   bool B_per_step = true, C_per_step = true, has_D = false, has_z = false, has_delta_bias = false;
   bool softplus = false, has_initial_state = false, has_dlast_state = false;
   bool save_chunk_states = false;  // "sequential" forward followed by a backward
+  bool stage_io = false;
   GateActivation gate = GateActivation::silu;
 
   // schedule (SelectiveScanConfig)
@@ -236,6 +245,15 @@ struct StateArray<0> {
   KOKKOS_INLINE_FUNCTION float& operator[](index_t n) const { return base[n * stride]; }
 };
 
+// The team's scratch as floats; aborts (rather than writing through nullptr) if Kokkos could not
+// provide what the launch asked for.
+template <class Member, class ScratchView>
+KOKKOS_INLINE_FUNCTION float* team_scratch_floats(const Member& team, int level, index_t floats) {
+  ScratchView scratch(team.team_scratch(level), floats);
+  if (floats > 0 && scratch.data() == nullptr) Kokkos::abort("scanlab selective_scan: team scratch allocation failed");
+  return scratch.data();
+}
+
 // Address of an array in team scratch plus an offset; nullptr when the layout has no such array.
 KOKKOS_INLINE_FUNCTION float* scratch_at(float* base, index_t offset, index_t plus = 0) {
   return offset >= 0 ? base + offset + plus : nullptr;
@@ -265,6 +283,19 @@ KOKKOS_INLINE_FUNCTION void stage_bc(const Member& team, const Params& p, index_
     const index_t n = i / len, k = i % len;
     if (stage_B) stage_B[n * row + k] = device_math::load_readonly(p.B + p.B_step(b, g, n, t_begin + k));
     if (stage_C) stage_C[n * row + k] = device_math::load_readonly(p.C + p.C_step(b, g, n, t_begin + k));
+  });
+}
+
+// Visits every (row, k) of `rows` consecutive channels × `len` consecutive steps of a (b, d, t)
+// tensor across the team, consecutive iterations on consecutive addresses: k fastest when
+// seqlen is contiguous (selective_scan's layout), the row fastest when dim is (state_space_v1's).
+template <class Member, class F>
+KOKKOS_INLINE_FUNCTION void for_each_sequence_element(const Member& team, const Params& p, index_t rows, index_t len,
+                                                      const F& f) {
+  const bool time_contiguous = p.st.seq_time == 1;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * len), [&](const index_t i) {
+    if (time_contiguous) f(i / len, i % len);
+    else f(i % rows, i / rows);
   });
 }
 
@@ -306,8 +337,7 @@ struct ForwardScan {
     const TeamWork w = team_work(team.league_rank(), whole_sequence ? 1 : p.num_chunks, p.fwd_tiles, p.groups);
     const index_t chunk_begin = whole_sequence ? 0 : w.chunk;
     const index_t chunk_end = whole_sequence ? p.num_chunks : w.chunk + 1;
-    ScratchView scratch(team.team_scratch(p.scratch_level), p.fwd_scratch.total);
-    float* const base = scratch.data();
+    float* const base = team_scratch_floats<Member, ScratchView>(team, p.scratch_level, p.fwd_scratch.total);
     const index_t thread = team.team_rank(), T = p.team_size, reps = p.channels_per_team / T;
     const index_t N = kN > 0 ? index_t(kN) : p.dstate;
     // B, C of step k and state n at stage[n·row + k·step]: a shared time tile when per-step,
@@ -316,6 +346,13 @@ struct ForwardScan {
     float* const stage_C = scratch_at(base, p.fwd_scratch.stage_C, p.C_per_step ? 0 : thread);
     const index_t B_row = p.B_per_step ? p.time_tile : T, B_step = p.B_per_step ? 1 : 0;
     const index_t C_row = p.C_per_step ? p.time_tile : T, C_step = p.C_per_step ? 1 : 0;
+    // With stage_io, per-step inputs and output of the rep's channels, one row per thread.
+    const bool stage_io = p.stage_io;
+    const index_t io_row = p.time_tile + 1;
+    float* const io_u = scratch_at(base, p.fwd_scratch.io_u);
+    float* const io_dt = scratch_at(base, p.fwd_scratch.io_dt);
+    float* const io_gate = kLocal ? nullptr : scratch_at(base, p.fwd_scratch.io_gate);
+    float* const io_out = scratch_at(base, p.fwd_scratch.io_out);
 
     for (index_t rep = 0; rep < reps; ++rep) {
       const index_t channel = w.tile * p.channels_per_team + rep * T + thread;
@@ -351,29 +388,53 @@ struct ForwardScan {
         }
         for (index_t tile_begin = t0; tile_begin < t1; tile_begin += p.time_tile) {
           const index_t len = min_index(p.time_tile, t1 - tile_begin);
-          team.team_barrier();  // the previous tile's stage is no longer read
+          team.team_barrier();  // the previous tile's stages are read and its outputs stored
           stage_bc(team, p, w.b, w.g, tile_begin, len, p.time_tile, p.B_per_step ? stage_B : nullptr,
                    !kLocal && p.C_per_step ? stage_C : nullptr);
+          if (stage_io) for_each_sequence_element(team, p, T, len, [&](const index_t row, const index_t k) {
+            const index_t c = w.tile * p.channels_per_team + rep * T + row;
+            if (c >= p.channels_per_group) return;
+            const index_t dd = w.g * p.channels_per_group + c, t = tile_begin + k, at = p.seq(w.b, dd, t);
+            const float raw = p.dt_raw(w.b, dd, t);
+            io_dt[row * io_row + k] = p.softplus ? softplus_f32(raw) : raw;
+            io_u[row * io_row + k] = device_math::load_readonly(p.u + at);
+            if (io_gate) io_gate[row * io_row + k] = gate_f32(p.gate, device_math::load_readonly(p.z + at)).act;
+          });
           team.team_barrier();
-          if (!active) continue;
-          for (index_t k = 0; k < len; ++k) {
-            const index_t t = tile_begin + k;
-            const index_t at = p.seq(w.b, d, t);
-            const float raw = p.dt_raw(w.b, d, t);
-            const float dt = p.softplus ? softplus_f32(raw) : raw;
-            const float x = device_math::load_readonly(p.u + at);
-            float y = 0.0f;
-            SCANLAB_UNROLL
-            for (index_t n = 0; n < N; ++n) {
-              const float a = device_math::exp_f32(dt * A[n]);
-              h[n] = a * h[n] + dt * stage_B[n * B_row + k * B_step] * x;
-              if (kLocal) decay[n] *= a;
-              else y += stage_C[n * C_row + k * C_step] * h[n];
+          if (active) {
+            for (index_t k = 0; k < len; ++k) {
+              const index_t at = p.seq(w.b, d, tile_begin + k);
+              float dt, x;
+              if (stage_io) {
+                dt = io_dt[thread * io_row + k];
+                x = io_u[thread * io_row + k];
+              } else {
+                const float raw = p.dt_raw(w.b, d, tile_begin + k);
+                dt = p.softplus ? softplus_f32(raw) : raw;
+                x = device_math::load_readonly(p.u + at);
+              }
+              float y = 0.0f;
+              SCANLAB_UNROLL
+              for (index_t n = 0; n < N; ++n) {
+                const float a = device_math::exp_f32(dt * A[n]);
+                h[n] = a * h[n] + dt * stage_B[n * B_row + k * B_step] * x;
+                if (kLocal) decay[n] *= a;
+                else y += stage_C[n * C_row + k * C_step] * h[n];
+              }
+              if (!kLocal) {
+                if (p.has_D) y += D_d * x;
+                if (stage_io) io_out[thread * io_row + k] = io_gate ? y * io_gate[thread * io_row + k] : y;
+                else p.out[at] = p.has_z ? y * gate_f32(p.gate, device_math::load_readonly(p.z + at)).act : y;
+              }
             }
-            if (!kLocal) {
-              if (p.has_D) y += D_d * x;
-              p.out[at] = p.has_z ? y * gate_f32(p.gate, device_math::load_readonly(p.z + at)).act : y;
-            }
+          }
+          if (!kLocal && stage_io) {
+            team.team_barrier();
+            for_each_sequence_element(team, p, T, len, [&](const index_t row, const index_t k) {
+              const index_t c = w.tile * p.channels_per_team + rep * T + row;
+              if (c >= p.channels_per_group) return;
+              p.out[p.seq(w.b, w.g * p.channels_per_group + c, tile_begin + k)] = io_out[row * io_row + k];
+            });
           }
         }
       }
@@ -419,8 +480,7 @@ struct AdjointLocal {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const TeamWork w = team_work(team.league_rank(), p.num_chunks, p.bwd_tiles, p.groups);
-    ScratchView scratch(team.team_scratch(p.scratch_level), p.adj_scratch.total);
-    float* const base = scratch.data();
+    float* const base = team_scratch_floats<Member, ScratchView>(team, p.scratch_level, p.adj_scratch.total);
     const index_t thread = team.team_rank(), T = p.bwd_team_size, reps = p.bwd_channels_per_team / T;
     float* const stage_C = scratch_at(base, p.adj_scratch.stage_C, p.C_per_step ? 0 : thread);  // as ForwardScan
     const index_t C_row = p.C_per_step ? p.time_tile : T, C_step = p.C_per_step ? 1 : 0;
@@ -498,9 +558,9 @@ struct BackwardChunks {
     namespace dm = device_math;
     const BackwardScratch& s = p.bwd_scratch;
     const TeamWork w = team_work(team.league_rank(), kChunked ? p.num_chunks : 1, p.bwd_tiles, p.groups);
-    ScratchView scratch(team.team_scratch(p.scratch_level), s.total);
-    float* const base = scratch.data();
+    float* const base = team_scratch_floats<Member, ScratchView>(team, p.scratch_level, s.total);
     const index_t thread = team.team_rank(), T = p.bwd_team_size, CH = p.bwd_channels_per_team, reps = CH / T;
+    const index_t CHP = CH + 1;  // row stride of the [k][channel] arrays
     const index_t N = p.dstate, K = p.chunk_len;
     float* const stage_B = scratch_at(base, s.stage_B);
     float* const stage_C = scratch_at(base, s.stage_C);
@@ -534,37 +594,37 @@ struct BackwardChunks {
       team.team_barrier();
       stage_bc(team, p, w.b, w.g, t0, len, K, stage_B, stage_C);
 
-      // The chunk's per-step inputs of every channel; inactive channels get zeros, so they add
-      // nothing to the team sums.
-      for (index_t rep = 0; rep < reps; ++rep) {
-        const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
-        const bool active = channel < p.channels_per_group;
-        const index_t d = w.g * p.channels_per_group + (active ? channel : 0);
-        for (index_t k = 0; k < len; ++k) {
-          const index_t slot = k * CH + ch;
-          float x = 0.0f, dt = 0.0f, slope = 1.0f, dy = 0.0f;
-          if (active) {
-            const index_t t = t0 + k, at = p.seq(w.b, d, t);
-            const float raw = p.dt_raw(w.b, d, t);
-            if (p.softplus) {
-              dt = softplus_f32(raw);
-              slope = softplus_slope_f32(raw);
-            } else {
-              dt = raw;
-            }
-            x = dm::load_readonly(p.u + at);
-            dy = dm::load_readonly(p.dout + at);
-            if (p.has_z) dy *= gate_f32(p.gate, dm::load_readonly(p.z + at)).act;
+      // The chunk's per-step inputs of every channel, loaded by the whole team; inactive
+      // channels get zeros, so they add nothing to the team sums.
+      for_each_sequence_element(team, p, CH, len, [&](const index_t ch, const index_t k) {
+        const index_t channel = w.tile * CH + ch, slot = k * CHP + ch;
+        float x = 0.0f, dt = 0.0f, slope = 1.0f, dy = 0.0f, dz_factor = 0.0f;
+        if (channel < p.channels_per_group) {
+          const index_t d = w.g * p.channels_per_group + channel, t = t0 + k, at = p.seq(w.b, d, t);
+          const float raw = p.dt_raw(w.b, d, t);
+          if (p.softplus) {
+            dt = softplus_f32(raw);
+            slope = softplus_slope_f32(raw);
+          } else {
+            dt = raw;
           }
-          base[s.u + slot] = x;
-          base[s.dt + slot] = dt;
-          if (s.slope >= 0) base[s.slope + slot] = slope;
-          base[s.dy + slot] = dy;
-          base[s.du + slot] = 0.0f;
-          base[s.ddt + slot] = 0.0f;
-          if (s.y >= 0) base[s.y + slot] = 0.0f;
+          x = dm::load_readonly(p.u + at);
+          dy = dm::load_readonly(p.dout + at);
+          if (p.has_z) {
+            const GateValue gate = gate_f32(p.gate, dm::load_readonly(p.z + at));
+            dz_factor = dy * gate.slope;  // dz = dout·act'(z)·y
+            dy *= gate.act;
+          }
         }
-      }
+        base[s.u + slot] = x;
+        base[s.dt + slot] = dt;
+        if (s.slope >= 0) base[s.slope + slot] = slope;
+        base[s.dy + slot] = dy;
+        if (s.dz_factor >= 0) base[s.dz_factor + slot] = dz_factor;
+        base[s.du + slot] = 0.0f;
+        base[s.ddt + slot] = 0.0f;
+        if (s.y >= 0) base[s.y + slot] = 0.0f;
+      });
       team.team_barrier();
 
       for (index_t n = 0; n < N; ++n) {
@@ -583,7 +643,7 @@ struct BackwardChunks {
           // Recompute this state over the chunk: h and exp(dt·A) per step.
           float h = h_start;
           for (index_t k = 0; k < len; ++k) {
-            const index_t slot = k * CH + ch;
+            const index_t slot = k * CHP + ch;
             const float dt = base[s.dt + slot];
             const float Bk = stage_B ? stage_B[n * K + k] : B_fixed;
             const float a = dm::exp_f32(dt * A_n);
@@ -596,12 +656,12 @@ struct BackwardChunks {
           float g = base[s.adjoint + n * CH + ch];
           float dA_sum = 0.0f, dB_sum = 0.0f, dC_sum = 0.0f;
           for (index_t k = len - 1; k >= 0; --k) {
-            const index_t slot = k * CH + ch;
+            const index_t slot = k * CHP + ch;
             const float Bk = stage_B ? stage_B[n * K + k] : B_fixed;
             const float Ck = stage_C ? stage_C[n * K + k] : C_fixed;
             const float dt = base[s.dt + slot], x = base[s.u + slot], dy = base[s.dy + slot];
             const float a = base[s.decay + slot];
-            const float h_prev = k > 0 ? base[s.h + slot - CH] : h_start;
+            const float h_prev = k > 0 ? base[s.h + slot - CHP] : h_start;
             g += Ck * dy;  // ∂ℒ/∂h_t
             const float dC_term = dy * base[s.h + slot];
             const float dB_term = g * dt * x;
@@ -635,7 +695,8 @@ struct BackwardChunks {
         }
       }
 
-      // The chunk's per-step gradients, channel by channel.
+      // The chunk's per-step gradients, channel by channel (the per-channel sums in step
+      // order), left in scratch: du in du, ddelta in ddt, dz in y.
       for (index_t rep = 0; rep < reps; ++rep) {
         const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
         if (channel >= p.channels_per_group) continue;
@@ -643,25 +704,29 @@ struct BackwardChunks {
         const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
         float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
         for (index_t k = 0; k < len; ++k) {
-          const index_t slot = k * CH + ch, t = t0 + k, at = p.seq(w.b, d, t);
+          const index_t slot = k * CHP + ch;
           const float x = base[s.u + slot], dy = base[s.dy + slot];
-          float du = base[s.du + slot];
           if (p.has_D) {
-            du += D_d * dy;
+            base[s.du + slot] += D_d * dy;
             dD_sum += dy * x;
           }
-          if (p.has_z) {
-            const float y = base[s.y + slot] + (p.has_D ? D_d * x : 0.0f);
-            p.dz[at] = dm::load_readonly(p.dout + at) * y * gate_f32(p.gate, dm::load_readonly(p.z + at)).slope;
-          }
+          if (p.has_z) base[s.y + slot] = base[s.dz_factor + slot] * (base[s.y + slot] + (p.has_D ? D_d * x : 0.0f));
           const float ddelta = base[s.ddt + slot] * (s.slope >= 0 ? base[s.slope + slot] : 1.0f);
+          base[s.ddt + slot] = ddelta;
           ddelta_bias_sum += ddelta;
-          p.du[at] = du;
-          p.ddelta[at] = ddelta;
         }
         if (s.dD >= 0) base[s.dD + ch] += dD_sum;
         if (s.ddelta_bias >= 0) base[s.ddelta_bias + ch] += ddelta_bias_sum;
       }
+      team.team_barrier();
+      for_each_sequence_element(team, p, CH, len, [&](const index_t ch, const index_t k) {
+        const index_t channel = w.tile * CH + ch, slot = k * CHP + ch;
+        if (channel >= p.channels_per_group) return;
+        const index_t at = p.seq(w.b, w.g * p.channels_per_group + channel, t0 + k);
+        p.du[at] = base[s.du + slot];
+        p.ddelta[at] = base[s.ddt + slot];
+        if (p.has_z) p.dz[at] = base[s.y + slot];
+      });
     }
 
     // Per-channel partial sums of this team's segment (all of time, or its chunk).
@@ -746,6 +811,7 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   q.channels_per_team = c.channels_per_team; q.team_size = c.team_size;
   q.fwd_tiles = ceil_div(q.channels_per_group, c.channels_per_team);
   q.time_tile = effective_time_tile(p, c); q.chunk_len = effective_chunk_len(p, c);
+  q.stage_io = c.stage_io != 0;
   q.num_chunks = w.layout.num_chunks;
   q.bwd_channels_per_team = c.bwd_channels_per_team; q.bwd_team_size = c.bwd_team_size;
   q.bwd_tiles = w.layout.bwd_tiles; q.channel_segments = w.layout.channel_segments;
@@ -788,7 +854,7 @@ template <class Space>
 Kokkos::TeamPolicy<Space> team_policy(const Space& space, index_t league, index_t team_size, int level,
                                       index_t scratch_floats) {
   return Kokkos::TeamPolicy<Space>(space, int(league), int(team_size), 1)
-      .set_scratch_size(level, Kokkos::PerTeam(std::size_t(scratch_floats) * sizeof(float)));
+      .set_scratch_size(level, Kokkos::PerTeam(std::size_t(scratch_request_bytes(scratch_floats))));
 }
 
 template <class Space, int kN>

@@ -12,6 +12,8 @@ namespace detail {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+std::int64_t scratch_request_bytes(std::int64_t floats) { return (floats * 4 + 63) / 64 * 64; }
+
 std::int64_t effective_chunk_len(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   return std::min<std::int64_t>(c.chunk_len, p.seqlen);
 }
@@ -40,6 +42,13 @@ ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveSca
     s.A = take(off, N * c.team_size);
     s.decay = take(off, N * c.team_size);
   }
+  if (c.stage_io) {
+    const std::int64_t io = c.team_size * (tile + 1);
+    s.io_u = take(off, io);
+    s.io_dt = take(off, io);
+    if (p.has_z) s.io_gate = take(off, io);
+    s.io_out = take(off, io);
+  }
   s.total = off;
   return s;
 }
@@ -61,17 +70,19 @@ BackwardScratch backward_scratch(const SelectiveScanProblem& p, const SelectiveS
   BackwardScratch s;
   std::int64_t off = 0;
   const std::int64_t N = p.dstate, K = effective_chunk_len(p, c), channels = c.bwd_channels_per_team;
+  const std::int64_t per_step = K * (channels + 1);
   if (p.B_per_step) s.stage_B = take(off, N * K);
   if (p.C_per_step) s.stage_C = take(off, N * K);
-  s.u = take(off, K * channels);
-  s.dt = take(off, K * channels);
-  if (p.delta_softplus) s.slope = take(off, K * channels);
-  s.dy = take(off, K * channels);
-  s.du = take(off, K * channels);
-  s.ddt = take(off, K * channels);
-  if (p.has_z) s.y = take(off, K * channels);
-  s.h = take(off, K * channels);
-  s.decay = take(off, K * channels);
+  s.u = take(off, per_step);
+  s.dt = take(off, per_step);
+  if (p.delta_softplus) s.slope = take(off, per_step);
+  s.dy = take(off, per_step);
+  if (p.has_z) s.dz_factor = take(off, per_step);
+  s.du = take(off, per_step);
+  s.ddt = take(off, per_step);
+  if (p.has_z) s.y = take(off, per_step);
+  s.h = take(off, per_step);
+  s.decay = take(off, per_step);
   s.adjoint = take(off, N * channels);
   s.dA = take(off, N * channels);
   if (!p.B_per_step) s.dB = take(off, N * channels);
@@ -139,6 +150,7 @@ std::vector<std::string> selective_scan_config_fields() {
       "channels_per_team: forward channels of one group per team (per-step B, C staged once per team)",
       "team_size: forward threads per team; each owns channels_per_team/team_size channels in turn",
       "time_tile: forward time steps of per-step B, C staged in team scratch per barrier",
+      "stage_io: forward u, delta, z in and out through team scratch with coalesced team loads (1) or direct per-thread loads (0)",
       "chunk_len: steps per chunk: backward recompute unit (state saved per chunk) and chunked's parallel unit",
       "bwd_channels_per_team: backward channels per team (per-step dB, dC summed in the team first)",
       "bwd_team_size: backward threads per team (divides bwd_channels_per_team)",
@@ -260,6 +272,7 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
       sizes_ok = false;
     }
   }
+  if (stage_io != 0 && stage_io != 1) why.push_back("stage_io must be 0 or 1, got " + std::to_string(stage_io));
   if (scratch_level != 0 && scratch_level != 1)
     why.push_back("scratch_level must be 0 or 1, got " + std::to_string(scratch_level));
   if (sizes_ok && channels_per_team % team_size != 0)
@@ -281,8 +294,9 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
                     std::to_string(limits.max_team_size));
     const std::int64_t max_scratch = limits.max_scratch_bytes[scratch_level];
     auto check_scratch = [&](const char* kernel, std::int64_t floats) {
-      if (floats * 4 > max_scratch)
-        why.push_back(std::string(kernel) + " needs " + std::to_string(floats * 4) + " bytes of team scratch; " + space +
+      const std::int64_t bytes = detail::scratch_request_bytes(floats);
+      if (bytes > max_scratch)
+        why.push_back(std::string(kernel) + " needs " + std::to_string(bytes) + " bytes of team scratch; " + space +
                       " offers " + std::to_string(max_scratch) + " at level " + std::to_string(scratch_level) +
                       " (fewer channels per team, a shorter time_tile/chunk_len or scratch_level 1)");
     };
@@ -307,6 +321,7 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"channels_per_team", channels_per_team},
           {"team_size", team_size},
           {"time_tile", time_tile},
+          {"stage_io", stage_io},
           {"chunk_len", chunk_len},
           {"bwd_channels_per_team", bwd_channels_per_team},
           {"bwd_team_size", bwd_team_size},
@@ -332,6 +347,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "channels_per_team") field = &c.channels_per_team;
     else if (key == "team_size") field = &c.team_size;
     else if (key == "time_tile") field = &c.time_tile;
+    else if (key == "stage_io") field = &c.stage_io;
     else if (key == "chunk_len") field = &c.chunk_len;
     else if (key == "bwd_channels_per_team") field = &c.bwd_channels_per_team;
     else if (key == "bwd_team_size") field = &c.bwd_team_size;
@@ -346,24 +362,37 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
 
 namespace {
 
-// Fits the scratch of every kernel the problem runs: first by halving chunk_len (down to 8),
-// then by moving to scratch level 1.
+// Fits the scratch of every kernel the problem runs into on-chip (level 0) scratch: the
+// forward's by halving time_tile (down to 8), then by halving its team (down to 32 threads, or
+// to 1 on a host); the backward's by halving chunk_len (down to 8), then its team likewise. Only
+// if that fails is scratch level 1 (global memory, measured several times slower) taken.
 void fit_scratch(const SelectiveScanProblem& p, BackendKind backend, SelectiveScanConfig& c) {
   const auto limits = selective_scan_backend_limits(backend);
-  auto needed = [&]() {
-    std::int64_t floats = detail::forward_scratch(p, c).total;
-    if (p.with_backward) {
-      floats = std::max(floats, detail::backward_scratch(p, c).total);
-      if (is_chunked(c)) floats = std::max(floats, detail::adjoint_scratch(p, c).total);
-    }
-    return floats * 4;
+  const std::int64_t limit = limits.max_scratch_bytes[0];
+  const int min_team = backend == BackendKind::cuda ? 32 : 1;
+  auto bytes = [](std::int64_t floats) { return detail::scratch_request_bytes(floats); };
+  auto forward_bytes = [&]() { return bytes(detail::forward_scratch(p, c).total); };
+  auto backward_bytes = [&]() {
+    if (!p.with_backward) return std::int64_t(0);
+    std::int64_t floats = detail::backward_scratch(p, c).total;
+    if (is_chunked(c)) floats = std::max(floats, detail::adjoint_scratch(p, c).total);
+    return bytes(floats);
+  };
+  auto halve_team = [&](int& channels, int& threads) {
+    if (channels <= min_team) return false;
+    const bool one_per_thread = channels == threads;
+    channels /= 2;
+    threads = one_per_thread ? channels : std::min(threads, channels);
+    while (channels % threads != 0) --threads;
+    return true;
   };
   c.scratch_level = 0;
-  while (needed() > limits.max_scratch_bytes[0] && c.chunk_len > 8) c.chunk_len /= 2;
-  if (needed() > limits.max_scratch_bytes[0]) c.scratch_level = 1;
+  while (forward_bytes() > limit && c.time_tile > 8) c.time_tile /= 2;
+  while (forward_bytes() > limit && halve_team(c.channels_per_team, c.team_size)) {}
+  while (backward_bytes() > limit && c.chunk_len > 8) c.chunk_len /= 2;
+  while (backward_bytes() > limit && halve_team(c.bwd_channels_per_team, c.bwd_team_size)) {}
+  if (forward_bytes() > limit || backward_bytes() > limit) c.scratch_level = 1;
 }
-
-constexpr int kMaxRegisterDstateCuda = 16;
 
 int static_dstate_for(const SelectiveScanProblem& p) {
   for (int n : static_dstates())
@@ -375,21 +404,30 @@ int static_dstate_for(const SelectiveScanProblem& p) {
 
 SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend) {
   SelectiveScanConfig c;
+  // Registers beat scratch even where they spill: on the H200 at (8,4096,64,2048) the forward
+  // with dstate_static 64 (255 registers, spilling) took 12 ms, the generic path 37-48 ms.
   c.dstate_static = static_dstate_for(p);
-  // sm_90 register use of the forward (ptxas, 255 at most): dstate 16 takes ~180 registers
-  // without spilling, 32 and 64 spill; the generic path takes ~170 and keeps states in scratch.
-  if (backend == BackendKind::cuda && c.dstate_static > kMaxRegisterDstateCuda) c.dstate_static = 0;
   const std::int64_t cpg = p.channels_per_group();
   const std::int64_t channels = p.batch * p.dim;
   if (backend == BackendKind::cuda) {
-    c.team_size = c.channels_per_team = int(std::min<std::int64_t>(64, pow2_ceil(cpg)));
-    c.bwd_team_size = c.bwd_channels_per_team = int(std::min<std::int64_t>(32, pow2_ceil(cpg)));
+    const int cpg_up = int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
     c.time_tile = 32;
-    if (channels >= 16384) {
+    c.stage_io = 0;  // staged loads measured 1.6x slower in the forward on the H200
+    if (p.with_backward) {
+      // The chunked backward (parallel in time) beat the sequential one on every measured shape.
+      c.impl = "chunked";
+      c.team_size = c.channels_per_team = std::min(128, cpg_up);
+      c.bwd_team_size = c.bwd_channels_per_team = std::min(64, cpg_up);
+      c.chunk_len = 8;
+    } else if (channels >= 16384) {
       c.impl = "sequential";
+      c.team_size = c.channels_per_team = std::min(64, cpg_up);
+      c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
       c.chunk_len = 16;
     } else {
       c.impl = "chunked";
+      c.team_size = c.channels_per_team = std::min(64, cpg_up);
+      c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
       const double work = double(channels) * double(p.seqlen) / double(1 << 18);
       c.chunk_len = int(std::clamp<std::int64_t>(pow2_floor(std::max<std::int64_t>(1, std::int64_t(work))), 16, 128));
     }
@@ -439,6 +477,13 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
     for (int tile : {16, 64}) {
       SelectiveScanConfig c = heuristic;
       c.time_tile = tile;
+      add(c);
+      c.stage_io = 1 - heuristic.stage_io;
+      add(c);
+    }
+    {
+      SelectiveScanConfig c = heuristic;
+      c.stage_io = 1 - heuristic.stage_io;
       add(c);
     }
     if (spec != 0) {  // the other side of the register/scratch choice

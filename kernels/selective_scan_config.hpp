@@ -44,6 +44,9 @@ struct SelectiveScanConfig {
   int team_size = 1;           // forward: threads per team, each owning channels_per_team /
                                // team_size channels in turn (must divide channels_per_team)
   int time_tile = 32;          // forward: time steps of per-step B and C staged per barrier
+  int stage_io = 0;            // forward: 1 loads u, delta, z of a time tile into team scratch
+                               // with coalesced team loads and stores out the same way; 0 lets
+                               // each thread load its own channel's steps directly
   int chunk_len = 32;          // time steps per chunk: the backward's recompute unit (it saves
                                // the state at every chunk start) and "chunked"'s parallel unit
   int bwd_channels_per_team = 16;  // backward: channels per team; per-step dB and dC are summed
@@ -68,18 +71,24 @@ std::vector<std::string> selective_scan_config_fields();     // "name: one-line 
 std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16, 32, 64}
 
 // The default without measuring (the rule; selective_scan_config.cpp has the constants):
-//   dstate_static = dstate when it is one of the specialisations (on cuda: and <= 16; at 32 and
-//         64 the forward spills registers on sm_90), else 0.
-//   cuda: one channel per thread; forward teams of min(64, cpg↑) threads and backward teams of
-//         min(32, cpg↑) (cpg↑: channels per group rounded up to a power of two), time_tile 32.
-//         "sequential" when batch·dim >= 16384 independent channels (the H200 probe's fast
-//         regime), chunk_len 16; else "chunked" with chunk_len the power of two in [16, 128]
-//         nearest below batch·dim·seqlen / 2^18, so that about 2^18 (b, d, chunk) threads
-//         (132 SMs × 2048) are in flight. chunk_len is halved (down to 8) until the backward's
-//         scratch fits on chip, then scratch_level 1 is taken.
+//   dstate_static = dstate when it is one of the specialisations, else 0 (registers beat
+//         scratch even where 32 and 64 spill on sm_90).
+//   cuda (cpg↑: channels per group rounded up to a power of two; one channel per thread):
+//     with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
+//         min(64, cpg↑), chunk_len 8 (its parallel-in-time backward was faster than the
+//         sequential backward on every H200 shape measured);
+//     forward only, batch·dim >= 16384 independent channels: "sequential", teams of
+//         min(64, cpg↑) (the H200 probe's fast regime);
+//     forward only, fewer channels: "chunked", teams of min(64, cpg↑), chunk_len the power of two
+//         in [16, 128] nearest below batch·dim·seqlen / 2^18, so that about 2^18 (b, d, chunk)
+//         threads (132 SMs × 2048) are in flight;
+//     time_tile 32, stage_io 0 (staging measured slower).
 //   host: teams of one thread owning min(16, cpg) channels, time_tile 64, chunk_len 32;
 //         "sequential" unless batch·dim / 16 teams would leave some of the backend's threads
 //         idle and seqlen >= 4·chunk_len, then "chunked".
+//   Then, until every kernel's scratch fits on chip: time_tile halves (to 8), the forward team
+//   halves (to 32 threads on cuda), chunk_len halves (to 8), the backward team halves; else
+//   scratch_level 1.
 SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend);
 // Valid configs worth timing, the heuristic first, no duplicates; at least 8 on big GPU shapes.
 std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const SelectiveScanProblem& p,
@@ -115,9 +124,14 @@ std::int64_t effective_time_tile(const SelectiveScanProblem& p, const SelectiveS
 // branch: per-step ones as a time tile [n][k] shared by the team, time-invariant ones as one
 // column per thread [n][thread] holding its channel's row (loaded once per channel; kept out of
 // registers, where the compiler would otherwise hoist 2·dstate loop-invariant loads).
+// With stage_io, the per-step inputs and the output of the threads' channels also pass through
+// scratch, one row per thread, [thread][k] with row stride time_tile + 1 (so a warp's threads hit distinct
+// banks): the team loads and stores them with consecutive threads on consecutive addresses of
+// the tensor (along seqlen or along dim, whichever the layout makes contiguous).
 struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-local pass
   std::int64_t stage_B = -1, stage_C = -1;       // [n][k] per-step, [n][thread] time-invariant
   std::int64_t state = -1, A = -1, decay = -1;  // generic dstate: [n][thread]
+  std::int64_t io_u = -1, io_dt = -1, io_gate = -1, io_out = -1;  // [thread][k]: u, dt, act(z), out
   std::int64_t total = 0;
 };
 struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint
@@ -127,14 +141,19 @@ struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint
 };
 struct BackwardScratch {  // the chunk backward, both implementations
   std::int64_t stage_B = -1, stage_C = -1;  // per-step B, C of the whole chunk: [n][k]
-  // per channel and step of the chunk: [k][channel]
-  std::int64_t u = -1, dt = -1, slope = -1, dy = -1, du = -1, ddt = -1, y = -1, h = -1, decay = -1;
+  // per channel and step of the chunk: [k][channel], row stride bwd_channels_per_team + 1 (the
+  // team loads and stores them coalesced along the tensor, the threads read them by channel;
+  // the odd stride keeps both conflict-free)
+  std::int64_t u = -1, dt = -1, slope = -1, dy = -1, dz_factor = -1, du = -1, ddt = -1, y = -1, h = -1, decay = -1;
   // per channel and state: [n][channel]
   std::int64_t adjoint = -1, dA = -1, dB = -1, dC = -1;  // dB, dC: time-invariant only
   std::int64_t dD = -1, ddelta_bias = -1;                // per channel: [channel]
   std::int64_t contrib_B = -1, contrib_C = -1;           // per-step dB, dC: [thread][k]
   std::int64_t total = 0;
 };
+// Bytes of team scratch a kernel asks Kokkos for: its floats rounded up to 64 bytes, because
+// Kokkos rounds every scratch request up to its alignment and returns nullptr past the end.
+std::int64_t scratch_request_bytes(std::int64_t floats);
 ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
 AdjointScratch adjoint_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
 BackwardScratch backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);

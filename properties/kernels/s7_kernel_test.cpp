@@ -1,4 +1,5 @@
-// The s7 kernels against the float64 oracle, on every host backend compiled in (Serial, OpenMP),
+// The s7 kernels against the float64 oracle, on every backend compiled in (Serial, OpenMP; CUDA in
+// the cuda build, which runs these tests on the H200),
 // for each implementation and a spread of configs that reach the edges: L = 1, N = 1, H = 1,
 // seqlen not a multiple of the chunk, seqlen shorter than one chunk, state/dim groups larger than
 // N/H, with and without bias, initial_state and dlast_state, and A_bar = 0 (|A| = 1/√2).
@@ -31,6 +32,10 @@ using namespace scanlab::kernels;
 namespace ref = scanlab::reference;
 
 constexpr double kCritical = 0.70710678118654752440;  // |A| = 1/√2: A_bar = 0
+
+// Every Kokkos space compiled in: Serial and OpenMP here, plus CUDA in the cuda build (where the
+// same tests run on the H200).
+std::vector<BackendKind> kokkos_backends() { return compiled_kokkos_backends(); }
 
 std::vector<BackendKind> host_backends() {
   std::vector<BackendKind> kinds;
@@ -126,7 +131,7 @@ void expect_matches_oracle(const S7ScanProblem& p, const TensorMap& in, const Te
   EXPECT_TRUE(ref::all_pass(comparisons)) << what << "\n" << ref::describe(comparisons);
 }
 
-std::vector<S7ScanConfig> host_scan_configs(const S7ScanProblem& p, BackendKind backend) {
+std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backend) {
   std::vector<S7ScanConfig> configs;
   for (const char* impl : {"sequential", "chunked"}) {
     S7ScanConfig c;
@@ -154,6 +159,17 @@ std::vector<S7ScanConfig> host_scan_configs(const S7ScanProblem& p, BackendKind 
       c.bwd_dim_splits = 1;
       configs.push_back(c);
     }
+    if (backend == BackendKind::cuda) {  // the GPU's own shapes: whole warps, several warps per walk
+      S7ScanConfig g = s7_scan_heuristic_config(p, backend);
+      g.impl = impl;
+      configs.push_back(g);
+      g.team_size = 64;
+      g.items_per_thread = 2;
+      g.walk_team_size = 32;
+      g.chunk_len = 16;
+      g.bwd_dim_splits = int(std::min<std::int64_t>(2, p.dim));
+      configs.push_back(g);
+    }
   }
   return configs;
 }
@@ -180,8 +196,8 @@ TEST(KernelS7Scan, MatchesOracleForEveryImplementationAndConfig) {
     const TensorMap expected = ref::s7_scan(p, in);
     const TensorMap bounds = ref::s7_scan_error_bound(p, in);
     ASSERT_EQ(names_of(bounds), names_of(expected));
-    for (auto backend : host_backends())
-      for (const auto& config : host_scan_configs(p, backend)) {
+    for (auto backend : kokkos_backends())
+      for (const auto& config : scan_configs(p, backend)) {
         const std::string what = "b,H,N,L = " + std::to_string(sc.batch) + "," + std::to_string(sc.dim) + "," +
                                  std::to_string(sc.dstate) + "," + std::to_string(sc.seqlen) + " on " +
                                  to_string(backend) + " with " + config.to_json().dump();
@@ -198,7 +214,7 @@ TEST(KernelS7Scan, HeuristicAndCandidateConfigsMatchOracle) {
   const ScanCase sc{2, 6, 5, 300, true, true, true, true};
   const S7ScanProblem p = problem_of(sc);
   const TensorMap in = scan_inputs(p, false, 77);
-  for (auto backend : host_backends()) {
+  for (auto backend : kokkos_backends()) {
     expect_matches_oracle(p, in, run_s7_scan(p, in, backend, s7_scan_heuristic_config(p, backend)),
                           "heuristic on " + to_string(backend));
     const auto candidates = s7_scan_candidate_configs(p, backend);
@@ -216,7 +232,7 @@ TEST(KernelS7Scan, BackwardFiniteAndCorrectWhereABarIsZero) {
   const S7ScanProblem p = problem_of(sc);
   const TensorMap in = scan_inputs(p, true, 5);
   for (double a : require(in, "A").values) ASSERT_EQ(std::fabs(a), kCritical);
-  for (auto backend : host_backends())
+  for (auto backend : kokkos_backends())
     for (const char* impl : {"sequential", "chunked"}) {
       S7ScanConfig c = s7_scan_heuristic_config(p, backend);
       c.impl = impl;
@@ -251,6 +267,14 @@ TEST(KernelS7Scan, BitwiseRepeatableAndIndependentOfThreadCount) {
       const TensorMap again = run_s7_scan(p, in, backend, c);
       EXPECT_TRUE(bitwise_equal(first, again, why)) << impl << " on " << to_string(backend) << ": " << why;
     }
+    for (auto backend : kokkos_backends()) {  // each backend against itself, CUDA included
+      S7ScanConfig own = s7_scan_heuristic_config(p, backend);
+      own.impl = impl;
+      own.bwd_dim_splits = 2;
+      const TensorMap once = run_s7_scan(p, in, backend, own);
+      EXPECT_TRUE(bitwise_equal(once, run_s7_scan(p, in, backend, own), why)) << impl << " repeated on "
+                                                                              << to_string(backend) << ": " << why;
+    }
     if (std::string(impl) == "sequential") {
       S7ScanConfig other = c;
       other.chunk_len = 7;
@@ -268,8 +292,8 @@ TEST(KernelS7Scan, EveryPoisonedOutputIsOverwritten) {
   for (const auto& sc : scan_cases()) {
     const S7ScanProblem p = problem_of(sc);
     const TensorMap in = scan_inputs(p, sc.critical_A, 99);
-    for (auto backend : host_backends())
-      for (const auto& c : host_scan_configs(p, backend)) {
+    for (auto backend : kokkos_backends())
+      for (const auto& c : scan_configs(p, backend)) {
         const TensorMap got = run_s7_scan(p, in, backend, c);
         for (const auto& [name, t] : got)
           for (std::int64_t i = 0; i < t.numel(); ++i)
@@ -411,7 +435,7 @@ TEST(KernelS7Inner, MatchesOracleForEveryImplementationAndConfig) {
   for (const auto& s : shapes) {
     const S7InnerProblem p = inner_problem(s.batch, s.seqlen, s.dim, s.dstate, s.backward);
     const TensorMap in = inner_inputs(p, seed++);
-    for (auto backend : host_backends())
+    for (auto backend : kokkos_backends())
       for (const auto& c : host_inner_configs(p, backend)) {
         const std::string what = "b,L,Dm,N = " + std::to_string(s.batch) + "," + std::to_string(s.seqlen) + "," +
                                  std::to_string(s.dim) + "," + std::to_string(s.dstate) + " on " +
@@ -438,6 +462,13 @@ TEST(KernelS7Inner, BitwiseRepeatableAndIndependentOfThreadCount) {
     for (auto backend : backends)
       EXPECT_TRUE(bitwise_equal(first, run_s7_inner(p, in, backend, c), why))
           << impl << " on " << to_string(backend) << ": " << why;
+    for (auto backend : kokkos_backends()) {  // each backend against itself, CUDA included
+      S7InnerConfig own = s7_inner_heuristic_config(p, backend);
+      own.scan.impl = impl;
+      const TensorMap once = run_s7_inner(p, in, backend, own);
+      EXPECT_TRUE(bitwise_equal(once, run_s7_inner(p, in, backend, own), why))
+          << impl << " repeated on " << to_string(backend) << ": " << why;
+    }
   }
 }
 
@@ -528,7 +559,11 @@ TEST(KernelMatmul, RejectsBadShapes) {
   EXPECT_THROW(gemm(BackendKind::reference, Transpose::no, Transpose::no, 1, 1, 1, 1, x.data(), 1, x.data(), 1, 0,
                     x.data(), 1),
                std::invalid_argument);
+#if defined(SCANLAB_HAVE_OPENBLAS)
   EXPECT_EQ(gemm_library(backend), "openblas");
+#else
+  EXPECT_EQ(gemm_library(backend), "portable");  // the cuda build's host spaces
+#endif
 }
 
 }  // namespace

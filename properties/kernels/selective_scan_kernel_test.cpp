@@ -128,6 +128,8 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
       make("sequential", spec, 4, 2, 6, 9, 4, 2, 0),
       make("chunked", 0, 6, 2, 4, 6, 2, 2, 0),
   };
+  // Staged per-step inputs and outputs (stage_io) on every other config.
+  for (std::size_t i = 1; i < all.size(); i += 2) all[i].stage_io = 1;
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
   for (const auto& c : all) {
@@ -283,6 +285,7 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
       for (int tile : {1, 7, 64}) {
         SelectiveScanConfig config;
         config.dstate_static = 4; config.channels_per_team = cpt; config.time_tile = tile; config.chunk_len = 10;
+        config.stage_io = cpt % 2;
         TensorMap got = kernels::run_selective_scan(p, inputs, backend, config);
         TensorMap forward{{"out", got.at("out")}, {"last_state", got.at("last_state")}};
         expect_all_finite(forward, "channels_per_team " + std::to_string(cpt));
@@ -376,6 +379,7 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
   { auto c = ok; c.bwd_channels_per_team = 5; c.bwd_team_size = 2; EXPECT_TRUE(contains(reason(c), "does not divide")); }
   { auto c = ok; c.channels_per_team = 4; c.team_size = 2; EXPECT_TRUE(contains(reason(c), "exceeds serial's limit")); }
   { auto c = ok; c.scratch_level = 2; EXPECT_TRUE(contains(reason(c), "scratch_level must be 0 or 1")); }
+  { auto c = ok; c.stage_io = 2; EXPECT_TRUE(contains(reason(c), "stage_io must be 0 or 1")); }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
   // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
   { auto c = ok; c.channels_per_team = c.team_size = 512; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "exceeds cuda's limit")); }
@@ -401,7 +405,7 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
 TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
   SelectiveScanConfig c;
   c.impl = "chunked"; c.dstate_static = 16; c.channels_per_team = 64; c.team_size = 64; c.time_tile = 16;
-  c.chunk_len = 128; c.bwd_channels_per_team = 32; c.bwd_team_size = 32; c.scratch_level = 1;
+  c.chunk_len = 128; c.bwd_channels_per_team = 32; c.bwd_team_size = 32; c.scratch_level = 1; c.stage_io = 1;
   EXPECT_EQ(SelectiveScanConfig::from_json(c.to_json()), c);
   EXPECT_EQ(SelectiveScanConfig::from_json(nlohmann::json::object()), SelectiveScanConfig());
   EXPECT_EQ(kernels::selective_scan_config_fields().size(), c.to_json().size());
@@ -415,9 +419,9 @@ TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
   EXPECT_EQ(kernels::selective_scan_implementations(), (std::vector<std::string>{"sequential", "chunked"}));
 }
 
-// The rule picks "sequential" where batch·dim is large and "chunked" where it is small, and
-// offers at least 8 valid candidates on the H200 shapes (checked against CUDA's nominal limits
-// when CUDA is not compiled in).
+// The rule picks "chunked" for training, and for inference "sequential" where batch·dim is
+// large and "chunked" where it is small; it offers at least 8 valid candidates on the H200
+// shapes (checked against CUDA's nominal limits when CUDA is not compiled in).
 TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
   struct Shape4 { std::int64_t b, d, n, l; };
   for (const auto& s : {Shape4{8, 4096, 16, 2048}, Shape4{2, 4096, 16, 8192}, Shape4{16, 1536, 16, 1024},
@@ -426,8 +430,15 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
     all_options(p);
     const auto h = kernels::selective_scan_heuristic_config(p, BackendKind::cuda);
     EXPECT_EQ(h.invalid_reason(p, BackendKind::cuda), "") << h.to_json().dump();
-    EXPECT_EQ(h.impl, s.b * s.d >= 16384 ? "sequential" : "chunked") << s.b << "x" << s.d;
-    EXPECT_EQ(h.dstate_static, s.n <= 16 ? int(s.n) : 0);  // larger ones spill registers on sm_90
+    EXPECT_EQ(h.impl, "chunked");
+    EXPECT_EQ(h.dstate_static, int(s.n));
+    EXPECT_EQ(h.scratch_level, 0) << h.to_json().dump();
+    SelectiveScanProblem inference = p;
+    inference.with_backward = inference.has_dlast_state = false;
+    const auto hi = kernels::selective_scan_heuristic_config(inference, BackendKind::cuda);
+    EXPECT_EQ(hi.invalid_reason(inference, BackendKind::cuda), "");
+    EXPECT_EQ(hi.impl, s.b * s.d >= 16384 ? "sequential" : "chunked") << s.b << "x" << s.d;
+    EXPECT_EQ(hi.scratch_level, 0) << hi.to_json().dump();
     const auto candidates = kernels::selective_scan_candidate_configs(p, BackendKind::cuda);
     EXPECT_GE(candidates.size(), 8u);
     std::set<std::string> distinct;

@@ -1,0 +1,345 @@
+// `scanlab check OP [--cases N] [--seed S] [--backend B] [--impl I] [--max-size E]`: fuzzes N random
+// cases of OP (forward, and forward + backward) against the float64 oracle with the properties'
+// generators (properties/generators.hpp), under RapidCheck so that a failure is shrunk to a minimal
+// case, saved as a case directory and printed with its replay and reproduce lines.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cassert>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+
+#include <rapidcheck/detail/Configuration.h>
+#include <rapidcheck/detail/TestListener.h>
+
+#include "case_runner.hpp"
+#include "properties/harness.hpp"
+#include "verbs.hpp"
+
+namespace scanlab::cli {
+namespace {
+
+using namespace scanlab::properties;
+
+struct CheckOptions {
+  std::string op;
+  int cases = 100;
+  std::uint64_t seed = 0;
+  Backend backend;
+  std::string impl = "random";
+  std::int64_t max_size = 4000;
+  std::string command_line;  // to repeat in the reproduce line
+};
+
+// What one case contributed, committed only when RapidCheck counts the case as a success of the
+// search (not while shrinking).
+struct CaseStats {
+  std::vector<std::string> tags;
+  std::map<std::string, double> ratios;  // tensor -> max |err| / bound
+  std::string config;
+};
+
+struct Totals {
+  int cases = 0;
+  std::map<std::string, int> tags;
+  std::map<std::string, std::pair<int, double>> ratios;  // tensor -> (cases, max ratio)
+  std::set<std::string> configs;
+  double max_ratio = 0;
+};
+
+class Progress : public rc::detail::TestListener {
+ public:
+  Progress(const CheckOptions& o, Totals& totals, std::optional<CaseStats>& pending)
+      : options_(o), totals_(totals), pending_(pending), tty_(isatty(2)) {}
+
+  void onTestCaseFinished(const rc::detail::CaseDescription& description) override {
+    if (description.result.type == rc::detail::CaseResult::Type::Success && pending_) {
+      ++totals_.cases;
+      for (const auto& t : pending_->tags) ++totals_.tags[t];
+      for (const auto& [name, ratio] : pending_->ratios) {
+        auto& entry = totals_.ratios[name];
+        ++entry.first;
+        entry.second = std::max(entry.second, ratio);
+        totals_.max_ratio = std::max(totals_.max_ratio, ratio);
+      }
+      if (!pending_->config.empty()) totals_.configs.insert(pending_->config);
+    }
+    pending_.reset();
+    show(false);
+  }
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
+    ++shrink_tries_;
+    if (accepted) ++shrinks_;
+    pending_.reset();
+    show(false);
+  }
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override { show(true); }
+
+ private:
+  // A long exec command would push the counts off the line.
+  static std::string short_name(const Backend& b) {
+    const std::string name = b.name();
+    return name.size() <= 40 ? name : name.substr(0, 37) + "...";
+  }
+
+  void show(bool final) {
+    const auto now = std::chrono::steady_clock::now();
+    const int done = totals_.cases;
+    if (!final && now - last_ < std::chrono::milliseconds(tty_ ? 100 : 5000)) return;
+    last_ = now;
+    char line[256];
+    if (shrink_tries_ > 0)
+      std::snprintf(line, sizeof line, "check %s on %s: case %d failed; shrinking: %d tries, %d accepted",
+                    options_.op.c_str(), short_name(options_.backend).c_str(), done + 1, shrink_tries_, shrinks_);
+    else
+      std::snprintf(line, sizeof line, "check %s on %s: %d/%d cases, max err/bound %.3g", options_.op.c_str(),
+                    short_name(options_.backend).c_str(), done, options_.cases, totals_.max_ratio);
+    std::fprintf(stderr, tty_ ? "\r%-100s%s" : "%s%s", line, final || !tty_ ? "\n" : "");
+    std::fflush(stderr);
+  }
+
+  const CheckOptions& options_;
+  Totals& totals_;
+  std::optional<CaseStats>& pending_;
+  bool tty_;
+  int shrink_tries_ = 0, shrinks_ = 0;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+std::string percent(int n, int total) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%d (%.0f%%)", n, total ? 100.0 * n / total : 0.0);
+  return s;
+}
+
+void print_summary(const CheckOptions& o, const Totals& totals, int failures, const std::string& failure_text) {
+  std::printf("\nscanlab check %s: %d cases on %s (seed %llu, impl %s, max-size %lld): %s\n", o.op.c_str(), totals.cases,
+              o.backend.name().c_str(), static_cast<unsigned long long>(o.seed), o.impl.c_str(),
+              static_cast<long long>(o.max_size), failures ? "FAIL" : "PASS");
+  struct Group {
+    const char* title;
+    std::function<bool(const std::string&)> member;
+  };
+  auto prefixed = [](std::initializer_list<const char*> prefixes) {
+    std::vector<std::string> p(prefixes.begin(), prefixes.end());
+    return [p](const std::string& tag) {
+      for (const auto& x : p)
+        if (tag.rfind(x, 0) == 0) return true;
+      return false;
+    };
+  };
+  const Group groups[] = {
+      {"options mix", prefixed({"option:", "act_fn:"})},
+      {"value regimes", [](const std::string& t) {
+         return t.find(':') != std::string::npos &&
+                !(t.rfind("option:", 0) == 0 || t.rfind("act_fn:", 0) == 0 || t.rfind("seqlen:", 0) == 0 ||
+                  t.rfind("dstate:", 0) == 0 || t.rfind("dim:", 0) == 0 || t.rfind("impl:", 0) == 0 ||
+                  t.rfind("config:", 0) == 0 || t.rfind("backend:", 0) == 0);
+       }},
+      {"size edges", prefixed({"seqlen:", "dstate:", "dim:"})},
+      {"variants and configs", prefixed({"impl:", "config:"})},
+  };
+  for (const auto& g : groups) {
+    std::string row;
+    int column = 0;
+    for (const auto& [tag, n] : totals.tags) {
+      if (!g.member(tag)) continue;
+      char cell[128];
+      std::snprintf(cell, sizeof cell, "%-34s", (tag + " " + percent(n, totals.cases)).c_str());
+      row += (column ? " " : "  ") + std::string(cell);
+      if (++column == 3) {
+        row += "\n";
+        column = 0;
+      }
+    }
+    if (column) row += "\n";
+    if (!row.empty()) std::printf("%s:\n%s", g.title, row.c_str());
+  }
+  if (!totals.configs.empty()) std::printf("distinct configs run: %zu\n", totals.configs.size());
+  std::printf("%-20s %8s %14s\n", "tensor", "cases", "max err/bound");
+  for (const auto& [name, entry] : totals.ratios)
+    std::printf("  %-18s %8d %14.4g\n", name.c_str(), entry.first, entry.second);
+  std::printf("failures: %d\n", failures);
+  if (!failure_text.empty()) std::printf("%s\n", failure_text.c_str());
+}
+
+template <class T>
+int check_op(CheckOptions& o) {
+  using P = typename T::Problem;
+  GenRequest request = base_request<T>();
+  request.backward = GenRequest::Backward::either;
+  request.limits.max_elements = o.max_size;
+  request.limits.long_seqlen = std::min<std::int64_t>(request.limits.long_seqlen, std::max<std::int64_t>(2, o.max_size / 2));
+
+  Totals totals;
+  std::optional<CaseStats> pending;
+  int discarded_invalid = 0;
+  const std::string property_name = "scanlab check " + o.op;
+  auto property = [&] {
+    const GeneratedCase<P> gc = *gen_case<P>(request);
+    const P& p = gc.problem;
+    CaseStats stats;
+    stats.tags = gc.tags;
+    FailureRecord record{as_case<T>(p, gc.inputs), nullptr, o.backend.name(), {}, "", property_name};
+    TensorMap got;
+    try {
+      if (o.backend.is_kokkos()) {
+        typename T::Config config;
+        if (o.impl == "random") {
+          config = *gen_config<T>(p, o.backend.kind);
+        } else {
+          try {
+            config = resolve_config<T>(p, o.backend.kind, {o.impl});
+          } catch (const std::invalid_argument& e) {
+            ++discarded_invalid;
+            RC_DISCARD(e.what());
+          }
+        }
+        record.config = config.to_json();
+        stats.config = record.config.dump();
+        stats.tags.push_back("impl:" + T::impl_of(config));
+        for (const auto& axis : T::config_axes())
+          if (axis.specialisation && record.config.contains(axis.field))
+            stats.tags.push_back("config:" + axis.field + "=" + record.config[axis.field].dump());
+        got = T::run(p, gc.inputs, o.backend.kind, config);
+      } else {
+        got = run_problem<T>(p, gc.inputs, o.backend).outputs;
+      }
+    } catch (const std::exception& e) {
+      record.message = std::string(o.backend.kind == BackendKind::exec ? "" : "kernel threw: ") + e.what();
+      fail_case(record);
+    }
+    const Oracle oracle_result = oracle<T>(p, gc.inputs);
+    const auto rows = reference::compare_with_bounds(got, oracle_result.expected, oracle_result.bounds);
+    for (const auto& row : rows) stats.ratios[row.name] = row.pass() ? row.max_ratio : std::max(row.max_ratio, 1e300);
+    if (!reference::all_pass(rows)) {
+      record.got = got;
+      record.message = "vs oracle on " + o.backend.name() +
+                       (record.config.is_null() ? "" : " " + record.config.dump()) + ":\n" + reference::describe(rows);
+      fail_case(record);
+    }
+    pending = stats;
+  };
+
+  rc::detail::TestParams params;
+  params.seed = o.seed;
+  params.maxSuccess = o.cases;
+  params.maxSize = 100;
+  params.maxDiscardRatio = 10;
+  rc::detail::TestMetadata metadata;
+  metadata.id = property_name;
+  metadata.description = property_name;
+  Progress progress(o, totals, pending);
+  clear_failure();
+  // RapidCheck's configuration (and its "Using configuration" line) only when RC_PARAMS may hold a
+  // reproduce= for this check.
+  static const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
+  const auto& reproduce_map = std::getenv("RC_PARAMS") ? rc::detail::configuration().reproduce : no_reproduce;
+  const rc::detail::TestResult result =
+      rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, progress, reproduce_map);
+
+  int failures = 0;
+  std::string text;
+  if (result.is<rc::detail::FailureResult>()) {
+    failures = 1;
+    const auto& f = result.get<rc::detail::FailureResult>();
+    rc::detail::Configuration reproduce_config;
+    reproduce_config.reproduce[metadata.id] = f.reproduce;
+    std::string reproduce = rc::detail::configToMinimalString(reproduce_config);
+    if (auto pos = reproduce.find(" seed="); pos != std::string::npos) reproduce.erase(pos);
+    std::ostringstream s;
+    s << "FAILED after " << f.numSuccess << " passing cases; the shrunk case:\n";
+    if (auto record = last_failure()) {
+      s << record->message << "\n";
+      const std::string dir = save_failure(*record, o.seed, "RC_PARAMS=\"" + reproduce + "\" " + o.command_line);
+      s << "saved: " << dir << "\n";
+      s << "replay: scanlab replay " << dir << " --backend '" << o.backend.name() << "'\n";
+    } else {
+      s << f.description << "\n";
+    }
+    s << "reproduce: RC_PARAMS=\"" << reproduce << "\" " << o.command_line;
+    text = s.str();
+  } else if (result.is<rc::detail::GaveUpResult>()) {
+    failures = 1;
+    text = "gave up: " + result.get<rc::detail::GaveUpResult>().description +
+           (discarded_invalid ? " (" + std::to_string(discarded_invalid) + " cases the --impl config cannot run)" : "");
+  } else if (result.is<rc::detail::Error>()) {
+    failures = 1;
+    text = "error: " + result.get<rc::detail::Error>().description;
+  } else if (!reproduce_map.empty()) {
+    text = reproduce_map.count(metadata.id) ? "reproduced case passes now" : "RC_PARAMS reproduce= names no case of " + property_name;
+  }
+  if (discarded_invalid && !failures)
+    text += (text.empty() ? "" : "\n") + std::to_string(discarded_invalid) +
+            " generated cases were skipped: the --impl config cannot run them";
+  print_summary(o, totals, failures, text);
+  return failures ? 1 : 0;
+}
+
+int check_verb(int argc, char** argv) {
+  CLI::App app{"Fuzzes OP against the float64 oracle: N random cases (sizes, options, value regimes and, with --impl "
+               "random, kernel configs drawn by the properties' generators; about half the cases run the backward "
+               "too), each compared element by element with the oracle's error bound. A progress line goes to "
+               "stderr, a summary table to stdout. A failing case is shrunk by RapidCheck to a minimal one and saved "
+               "as a case directory under $SCANLAB_FAILURE_DIR (default build/failures/), with the `scanlab replay` "
+               "line and an RC_PARAMS=\"reproduce=...\" line that repeats this exact case (with the same flags). "
+               "Exit status: 0 pass, 1 a failing case, 2 a usage error.",
+               "scanlab check"};
+  CheckOptions o;
+  std::string backend_text = "auto", seed_text;
+  app.add_option("OP", o.op, "selective_scan, state_space_v1, s7_scan or s7_inner")->required();
+  app.add_option("--cases", o.cases, "how many passing cases make a pass")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--seed", seed_text, "RapidCheck's seed (default: a random one, printed in the summary)");
+  app.add_option("--backend", backend_text, backend_help())->capture_default_str();
+  app.add_option("--impl", o.impl,
+                 "random (a random valid config per case, drawn from the registry's heuristic and candidates and the "
+                 "config values the properties fuzz, so every implementation and specialisation is exercised), auto "
+                 "(the config `scanlab run` would use) or an implementation name (the heuristic config with it; cases "
+                 "it cannot run are skipped). Ignored by the reference and exec backends")
+      ->capture_default_str();
+  app.add_option("--max-size", o.max_size, "the most elements the largest tensor of a case may hold")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{16}, std::int64_t{1} << 30));
+  if (int code = parse_command_line(app, argc, argv); code >= 0) return code;
+  o.backend = parse_backend(backend_text);
+  if (seed_text.empty()) {
+    o.seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  } else {
+    try {
+      std::size_t used = 0;
+      o.seed = std::stoull(seed_text, &used);
+      if (used != seed_text.size()) throw std::invalid_argument(seed_text);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "scanlab check: --seed must be a non-negative integer, got '%s'\n", seed_text.c_str());
+      return 2;
+    }
+  }
+  std::string quoted_backend = o.backend.name();
+  o.command_line = "scanlab check " + o.op + " --seed " + std::to_string(o.seed) + " --backend '" + quoted_backend +
+                   "' --impl " + o.impl + " --max-size " + std::to_string(o.max_size);
+  return visit_op(o.op, [&](auto op) {
+    using T = decltype(op);
+    if (o.impl != "random" && o.impl != "auto") {
+      bool known = false;
+      for (const auto& i : T::implementations()) known = known || i == o.impl;
+      if (!known) {
+        std::string list;
+        for (const auto& i : T::implementations()) list += " " + i;
+        throw std::invalid_argument("--impl " + o.impl + ": " + T::name + " has no such implementation (random, auto or" +
+                                    list + ")");
+      }
+    }
+    return check_op<T>(o);
+  });
+}
+
+const bool registered = register_verb(
+    {"check", "fuzz an op against the float64 oracle; shrink, save and print failures", check_verb});
+
+}  // namespace
+}  // namespace scanlab::cli
