@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -120,12 +121,28 @@ template <class Traits>
 typename Traits::Config choose_config(const typename Traits::Problem& p, const SweepSettings& s) {
   cli::ImplRequest request;
   request.impl = s.impl;
+  request.use_tuning_cache = s.use_tuning_cache;
   if (s.config.is_object() && !s.config.empty()) {
     nlohmann::json j = cli::resolve_config<Traits>(p, s.backend.kind, request).to_json();
     j.update(s.config);
     request.config = j;
   }
   return cli::resolve_config<Traits>(p, s.backend.kind, request);
+}
+
+// OpBench::configs for an op whose problem comes from problem_of(case).
+template <class Traits, class ProblemOf>
+std::function<std::vector<nlohmann::json>(const SweepCase&, BackendKind)> registry_configs(ProblemOf problem_of) {
+  return [problem_of](const SweepCase& c, BackendKind kind) {
+    const auto p = problem_of(c);
+    std::vector<nlohmann::json> out{Traits::heuristic(p, kind).to_json()};
+    for (const auto& config : Traits::candidates(p, kind)) {
+      nlohmann::json j = config.to_json();
+      if (Traits::invalid_reason(config, p, kind).empty() && std::find(out.begin(), out.end(), j) == out.end())
+        out.push_back(j);
+    }
+    return out;
+  };
 }
 
 }  // namespace scanlab::bench

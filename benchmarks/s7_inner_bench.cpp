@@ -95,6 +95,7 @@ void add_s7_inner_benches() {
   };
   inner.case_options = [](const SweepCase& c) { return s7_inner_problem(c).options_json(); };
   inner.tensor_specs = [](const SweepCase& c) { return s7_inner_problem(c).tensors(); };
+  inner.configs = registry_configs<cli::OpTraits<S7InnerProblem>>(s7_inner_problem);
   inner.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     const auto p = s7_inner_problem(c);
     return host_inputs(p.tensors(), s7_inner_ranges(p), seed, 0);

@@ -103,6 +103,7 @@ void add_s7_scan_benches() {
   };
   scan.case_options = [](const SweepCase& c) { return s7_scan_problem(c).options_json(); };
   scan.tensor_specs = [](const SweepCase& c) { return s7_scan_problem(c).tensors(); };
+  scan.configs = registry_configs<cli::OpTraits<S7ScanProblem>>(s7_scan_problem);
   scan.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     return host_inputs(s7_scan_problem(c).tensors(), s7_scan_ranges(), seed, 0);
   };

@@ -40,6 +40,7 @@ void add_selective_scan_benches() {
   };
   ss.case_options = [](const SweepCase& c) { return selective_scan_problem(c).options_json(); };
   ss.tensor_specs = [](const SweepCase& c) { return selective_scan_problem(c).tensors(); };
+  ss.configs = registry_configs<cli::OpTraits<SelectiveScanProblem>>(selective_scan_problem);
   ss.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     const auto p = selective_scan_problem(c);
     return host_inputs(p.tensors(), selective_scan_ranges(p.delta_softplus), seed, 0);

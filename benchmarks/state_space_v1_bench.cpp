@@ -37,6 +37,7 @@ void add_state_space_v1_benches() {
   };
   v1.case_options = [](const SweepCase& c) { return state_space_v1_problem(c).options_json(); };
   v1.tensor_specs = [](const SweepCase& c) { return state_space_v1_problem(c).tensors(); };
+  v1.configs = registry_configs<cli::OpTraits<StateSpaceV1Problem>>(state_space_v1_problem);
   v1.host_inputs = [](const SweepCase& c, std::uint64_t seed) {
     return host_inputs(state_space_v1_problem(c).tensors(), state_space_v1_ranges(), seed, 0);
   };

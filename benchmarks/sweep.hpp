@@ -45,7 +45,8 @@ struct CaseCosts {
 
 struct SweepSettings {
   Backend backend;
-  std::string impl = "auto";                         // auto (the heuristic) or an implementation name
+  std::string impl = "auto";                         // auto (tuning cache, else heuristic) or an implementation name
+  bool use_tuning_cache = true;                      // false: auto is the heuristic (--no-cache)
   nlohmann::json config = nlohmann::json::object();  // fields laid over the chosen config
   std::uint64_t seed = 20261129;
   std::int64_t cache_bytes = 0;  // rotate inputs until their bytes exceed 4x this
@@ -81,6 +82,9 @@ struct OpBench {
   std::function<nlohmann::json(const SweepCase&)> case_options;
   std::function<TensorMap(const SweepCase&, std::uint64_t seed)> host_inputs;
   std::function<std::vector<TensorSpec>(const SweepCase&)> tensor_specs;  // the problem's tensors()
+  // The config registry seen from a case on a Kokkos backend (`scanlab tune`): the heuristic
+  // config first, then the candidates that are valid for the case and differ from it (to_json()).
+  std::function<std::vector<nlohmann::json>(const SweepCase&, BackendKind)> configs;
 };
 
 // Each benchmarks/<op>_bench.cpp defines add_<op>_benches(), which registers its ops; the

@@ -22,6 +22,8 @@ int run_verb(int argc, char** argv) {
   app.add_option("--case", case_dir, "the case directory: case.json plus one NAME.npy per input")->required();
   app.add_option("--backend", backend_text, backend_help())->capture_default_str();
   app.add_option("--impl", impl, impl_help())->capture_default_str();
+  bool no_cache = false;
+  app.add_flag("--no-cache", no_cache, "--impl auto ignores the tuning cache (the heuristic config)");
   app.add_option("--out", out_dir, "where the outputs go (default: CASE/out-BACKEND/, CASE/out-exec/ for exec)");
   if (int code = parse_command_line(app, argc, argv); code >= 0) return code;
 
@@ -35,7 +37,10 @@ int run_verb(int argc, char** argv) {
 
   RunResult result;
   try {
-    result = run_case(c, backend, {impl});
+    ImplRequest request;
+    request.impl = impl;
+    request.use_tuning_cache = !no_cache;
+    result = run_case(c, backend, request);
   } catch (const std::runtime_error& e) {
     if (backend.kind != BackendKind::exec) throw;
     std::fprintf(stderr, "scanlab run: %s\n", e.what());

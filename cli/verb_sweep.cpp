@@ -10,6 +10,7 @@
 #include "benchmarks/context.hpp"
 #include "benchmarks/sweep.hpp"
 #include "case_runner.hpp"
+#include "sweep_axes.hpp"
 #include "verbs.hpp"
 
 namespace {
@@ -54,61 +55,32 @@ class ExecCase : public PreparedCase {
   std::vector<scanlab::TensorSpec> expected_;
 };
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") ==
-                        std::string::npos)
-    return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string axes_help() {
-  std::string text = "\nAxes per op (default in brackets; each a list 1,2,4 or a range 1024:8192:x2, a:b:+s):\n";
-  for (const auto& name : op_bench_names()) {
-    const auto& op = find_op_bench(name);
-    text += "  " + name + ":";
-    for (const auto& a : op.shape_axes) text += " --" + a.name + " [" + a.default_text + "]";
-    for (const auto& a : op.option_axes) text += " " + a.flag + " [" + a.default_text + "]";
-    text += "\n";
-  }
-  text +=
-      "Switches take on/off lists (on,off runs both); --act-fn takes silu, identity, gelu_tanh, gelu_erf.\n"
-      "--direction: fwd (forward), bwd (backward alone, after an untimed forward), fwdbwd (both).\n"
-      "Cases are the product of every axis and direction (--shapes: the listed shapes, not a product);\n"
-      "--shard i/n keeps case k when k mod n = i.\n"
-      "Without --ceilings the machine's ceilings are measured first (scanlab ceilings).\n"
-      "exec:CMD sweeps time an external implementation through the exec protocol (cli/case_runner.hpp):\n"
-      "one call per repetition unless --iterations, the time from its timing.json (bwd: backward_seconds).\n";
-  return text;
+std::string sweep_help() {
+  return scanlab::cli::axes_help() +
+         "Without --ceilings the machine's ceilings are measured first (scanlab ceilings).\n"
+         "--impl auto uses the tuning cache's config for the case's shape bucket when `scanlab tune` stored one\n"
+         "(--no-cache: the heuristic); each case's JSON records the config it ran.\n"
+         "exec:CMD sweeps time an external implementation through the exec protocol (cli/case_runner.hpp):\n"
+         "one call per repetition unless --iterations, the time from its timing.json (bwd: backward_seconds).\n";
 }
 
 int run_sweep_verb(int argc, char** argv) {
   CLI::App app{"Benchmark sweep of one op over the given axes, written as Google Benchmark JSON plus scanlab's\n"
                "context block and per-case results (reports/README.md describes the schema).",
                "scanlab sweep"};
-  app.footer(axes_help());
+  app.footer(sweep_help());
   std::string op, direction_text = "fwd", backend_text = "auto", impl = "auto", config_text, shard_text = "0/1";
   std::string ceilings_file, out;
   bool quick_ceilings = false, list_cases = false;
   SweepRequest request;
   app.add_option("op", op, "selective_scan, state_space_v1, s7_scan, s7_inner")->required();
-  // Every op's axis flags are accepted by the parser; each op then refuses the ones it lacks.
-  std::map<std::string, std::string> axis_text;  // flag name (no dashes) -> text
-  std::set<std::string> flags;
-  for (const auto& name : op_bench_names()) {
-    const auto& bench = find_op_bench(name);
-    for (const auto& a : bench.shape_axes) flags.insert("--" + a.name);
-    for (const auto& a : bench.option_axes) flags.insert(a.flag);
-  }
-  for (const auto& flag : flags) app.add_option(flag, axis_text[flag], "sweep axis (see below)");
-  std::string shapes_text;
-  app.add_option("--shapes", shapes_text,
-                 "a list of shapes instead of a product of size axes: 8x4096x16x2048,2x4096x16x8192 "
-                 "(the op's size axes in order, groups excepted)");
+  scanlab::cli::AxisFlags axis_flags;
+  scanlab::cli::add_axis_flags(app, axis_flags);
   app.add_option("--direction", direction_text, "fwd, bwd, fwdbwd or a list of them")->capture_default_str();
   app.add_option("--backend", backend_text, "serial, openmp, cuda, auto or exec:CMD")->capture_default_str();
-  app.add_option("--impl", impl, "auto (the heuristic config) or an implementation name")->capture_default_str();
+  app.add_option("--impl", impl, "auto (the tuning cache's config, else the heuristic) or an implementation name")->capture_default_str();
+  app.add_flag("--no-cache", [&](std::int64_t) { request.settings.use_tuning_cache = false; },
+               "--impl auto ignores the tuning cache (the heuristic config)");
   app.add_option("--config", config_text, "JSON object of config fields laid over the chosen config");
   app.add_option("--shard", shard_text, "run shard i of n (0 <= i < n)")->capture_default_str();
   app.add_option("--repetitions", request.repetitions, "repetitions per case (median and IQR over them)")
@@ -133,41 +105,7 @@ int run_sweep_verb(int argc, char** argv) {
   const OpBench& bench = find_op_bench(op);
   request.op = op;
   request.directions = parse_directions(direction_text);
-  std::set<std::string> used;
-  if (!shapes_text.empty()) {
-    // --shapes lists the size tuples; the sizes it does not give come from their own axes.
-    AxisValues zipped{"shapes", true, {}, {}};
-    for (const auto& a : bench.shape_axes)
-      if (a.name != "groups") zipped.zipped.push_back(a.name);
-    zipped.values = parse_shapes("--shapes", shapes_text, zipped.zipped);
-    for (const auto& name : zipped.zipped) {
-      if (!axis_text["--" + name].empty())
-        throw std::invalid_argument("--" + name + " and --shapes both set " + name + "; give it in one place");
-      used.insert("--" + name);
-    }
-    request.axes.push_back(zipped);
-  }
-  for (const auto& a : bench.shape_axes) {
-    const std::string flag = "--" + a.name;
-    if (used.count(flag)) continue;
-    const std::string& text = axis_text[flag].empty() ? a.default_text : axis_text[flag];
-    used.insert(flag);
-    AxisValues axis{a.name, true, {}};
-    for (auto v : parse_int_axis(flag, text)) axis.values.push_back(v);
-    request.axes.push_back(axis);
-  }
-  for (const auto& a : bench.option_axes) {
-    const std::string& text = axis_text[a.flag].empty() ? a.default_text : axis_text[a.flag];
-    used.insert(a.flag);
-    AxisValues axis{a.name, false, {}};
-    if (a.kind == OptionAxis::Kind::toggle)
-      for (bool v : parse_switch_axis(a.flag, text)) axis.values.push_back(v);
-    else
-      for (const auto& v : parse_choice_axis(a.flag, text, a.choices)) axis.values.push_back(v);
-    request.axes.push_back(axis);
-  }
-  for (const auto& [flag, text] : axis_text)
-    if (!text.empty() && !used.count(flag)) throw std::invalid_argument(flag + " is not an axis of " + op);
+  request.axes = scanlab::cli::axes_from_flags(op, axis_flags);
   request.shard = parse_shard(shard_text);
   request.settings.backend = scanlab::parse_backend(backend_text);
   request.settings.impl = impl;
@@ -176,7 +114,7 @@ int run_sweep_verb(int argc, char** argv) {
     if (!request.settings.config.is_object()) throw std::invalid_argument("--config must be a JSON object");
   }
   std::string command = "scanlab sweep";
-  for (int i = 1; i < argc; ++i) command += " " + shell_quote(argv[i]);
+  for (int i = 1; i < argc; ++i) command += " " + scanlab::cli::shell_quote(argv[i]);
   request.command_line = command;
 
   if (list_cases) {

@@ -1,5 +1,10 @@
 #include "verbs.hpp"
 
+#include <cstdlib>
+#include <string>
+
+#include "tune.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -42,6 +47,9 @@ int dispatch(int argc, char** argv) {
     std::fprintf(stderr, "scanlab: unknown verb '%s' (see scanlab --help)\n", argv[1]);
     return 2;
   }
+  // `--impl auto` consults the tuning cache (cli/tune.hpp); SCANLAB_TUNE_CACHE=off disables it.
+  const char* cache_env = std::getenv("SCANLAB_TUNE_CACHE");
+  if (!(cache_env && std::string(cache_env) == "off")) install_tuning_cache(default_tune_cache_path());
   // The verb sees "scanlab VERB" as its program name.
   std::string program = std::string("scanlab ") + argv[1];
   std::vector<char*> args{program.data()};
