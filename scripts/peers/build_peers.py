@@ -26,16 +26,23 @@ def main(argv: list[str]) -> int:
             print(f"build_peers: unknown extension {name!r} (known: {', '.join(sorted(peers.extension_specs()))})",
                   file=sys.stderr)
             return 2
-    for name in names:
+    failed = []
+    for name in names:  # one peer's failure does not stop the others
         started = time.time()
-        path = peers.build_extension(name)
-        module = peers.load_extension(name)
-        for fn in ("fwd", "bwd"):
-            if not hasattr(module, fn):
-                print(f"build_peers: {path} has no {fn}()", file=sys.stderr)
-                return 1
+        try:
+            path = peers.build_extension(name)
+            module = peers.load_extension(name)
+        except Exception as e:  # noqa: BLE001 (the build's own message is what the user needs)
+            print(f"build_peers: {name} FAILED after {time.time() - started:.0f} s: {e}", file=sys.stderr)
+            failed.append(name)
+            continue
+        missing = [fn for fn in ("fwd", "bwd") if not hasattr(module, fn)]
+        if missing:
+            print(f"build_peers: {path} has no {', '.join(missing)}()", file=sys.stderr)
+            failed.append(name)
+            continue
         print(f"{name}: {path} ({path.stat().st_size >> 20} MiB, {time.time() - started:.0f} s)", file=sys.stderr)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

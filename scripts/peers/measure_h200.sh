@@ -10,6 +10,8 @@
 #   s7_scan         scanlab at (b,H,N,L) in (8,256,64,4096) (16,128,16,8192) (4,512,32,2048); lrnnx beside it
 #   s7_inner        scanlab at (b,L,Dm,N) = (8,4096,256,16); lrnnx beside it
 #   report          scanlab report over every JSON in OUT_DIR -> OUT_DIR/report
+#   tune            scanlab tune (fwdbwd) over the selective_scan and s7_scan shapes above, into
+#                   OUT_DIR/tune/ (its own cache file there, so the sweeps above keep the heuristic)
 # Every command is echoed and appended to OUT_DIR/commands.txt (commit it with the results).
 # SCANLAB_BIN (default build/cuda/scanlab), PEERS_PYTHON (default python3), REPETITIONS (default 10).
 set -euo pipefail
@@ -67,6 +69,17 @@ for stage in "${stages[@]}"; do
     s7_inner)
       sweep s7_inner s7_inner --direction fwd,bwd,fwdbwd --shapes 8x4096x256x16
       peer s7_inner-lrnnx lrnnx s7_inner ;;
+    tune)
+      mkdir -p "$out/tune"
+      tune=(--backend cuda --direction fwdbwd --max-candidates "${TUNE_CANDIDATES:-10}" --repetitions "${TUNE_REPETITIONS:-5}"
+            --cache "$out/tune/tune-cache.json")
+      run "$scanlab" tune selective_scan "${tune[@]}" --z on --D on --delta-bias on --softplus on \
+        --shapes 8x4096x16x2048,2x4096x16x8192,8x2048x16x2048,16x1536x16x1024,4x5120x16x4096,8x4096x64x2048 \
+        --out "$out/tune/selective_scan.json" > "$out/tune/selective_scan.txt" || true
+      cat "$out/tune/selective_scan.txt"
+      run "$scanlab" tune s7_scan "${tune[@]}" --bias on --shapes 8x256x64x4096,16x128x16x8192,4x512x32x2048 \
+        --out "$out/tune/s7_scan.json" > "$out/tune/s7_scan.txt" || true
+      cat "$out/tune/s7_scan.txt" ;;
     report)
       mapfile -t files < <(ls "$out"/*.json | grep -v '/ceilings.json$')
       run "$scanlab" report "${files[@]}" --out "$out/report" ;;

@@ -138,6 +138,7 @@ def extension_specs() -> dict[str, dict]:
             "sources": {"bindings.cpp": None, "selective_scan_cpu.cpp": patch_lrnnx_binding,
                         "forward_kernels/selective_scan_fp32_real_s7.cu": None,
                         "backward_kernels/selective_scan_fp32_real_s7.cu": None},
+            "parent_files": ["common.h", "reverse_scan.cuh"],
             "cflags": ["-O3", "-std=c++17", "-funroll-loops"],
             "cuda_cflags": ["-O2", "-std=c++17", "--use_fast_math"],
         },
@@ -149,10 +150,15 @@ def staged_sources(peer: str) -> tuple[Path, list[Path], str]:
     returns (stage dir, sources to compile, key = hash of every staged file and the flags)."""
     spec = extension_specs()[peer]
     root = source_root(spec["package"]) / spec["dir"]
-    stage = PEERS_DIR / "stage" / peer
-    if stage.exists():
-        shutil.rmtree(stage)
+    # .peers/stage/<peer>/<dir's last part>/: the files the sources include from the directory above
+    # theirs ("../common.h" in lrnnx) go to .peers/stage/<peer>/, where those includes find them.
+    stage_root = PEERS_DIR / "stage" / peer
+    stage = stage_root / Path(spec["dir"]).name
+    if stage_root.exists():
+        shutil.rmtree(stage_root)
     shutil.copytree(root, stage)
+    for name in spec.get("parent_files", []):
+        shutil.copy2(root.parent / name, stage_root / name)
     h = hashlib.sha256(json.dumps([spec["cflags"], spec["cuda_cflags"], spec["module"]]).encode())
     sources = []
     for rel, patch in spec["sources"].items():
@@ -167,9 +173,9 @@ def staged_sources(peer: str) -> tuple[Path, list[Path], str]:
             wrapper.write_text(f'#include "{rel}"\n')
             path = wrapper
         sources.append(path)
-    for path in sorted(stage.rglob("*")):
+    for path in sorted(stage_root.rglob("*")):
         if path.is_file():
-            h.update(str(path.relative_to(stage)).encode())
+            h.update(str(path.relative_to(stage_root)).encode())
             h.update(path.read_bytes())
     return stage, sources, h.hexdigest()[:16]
 
