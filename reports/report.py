@@ -105,7 +105,9 @@ def case_table(machine: str, op: str, implementation: str, records: list[dict]) 
 def agreement_text(agreement) -> str:
     if not isinstance(agreement, dict):
         return "not checked"
-    if "pass" not in agreement:
+    measured = agreement.get("rel_l2_error") is not None or agreement.get("max_error_over_bound") is not None
+    if "pass" not in agreement or (agreement.get("error") and not measured):
+        # No comparison was made (e.g. the peer raised): say why, never "DISAGREES".
         return "not checked" + (f": {agreement['error']}" if agreement.get("error") else "")
     parts = []
     if agreement.get("rel_l2_error") is not None:
@@ -234,9 +236,12 @@ def roofline_figure(plt, machine: str, roof: dict, records: list[dict], figdir: 
                 for d, m in DIRECTION_MARKERS.items()]
     handles.append(Line2D([], [], marker="o", ls="", color="black", label="filled: this panel's ceiling "
                           "(or memory) binds"))
+    # The legend gets its own band below the axes (rows of 4), so it never covers the x labels.
+    rows = -(-len(handles) // 4)
+    band = (0.02 + 0.032 * rows) * 6.0 / fig.get_figheight()
     fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, -0.08))
-    fig.tight_layout()
+               bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, band, 1, 1))
     files = save(fig, figdir, f"roofline_{slug(machine)}")
     plt.close(fig)
     return files

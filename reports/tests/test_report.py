@@ -150,5 +150,19 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(sr.verdict(a, {"median": 1.1, "q1": 1.08, "q3": 1.12}), "slower")
 
 
+
+
+class AgreementTextTest(unittest.TestCase):
+    def test_a_peer_that_failed_is_not_checked_rather_than_disagreeing(self):
+        text = report.agreement_text({"against": "scanlab:cuda", "pass": False, "error": "the peer failed: TypeError"})
+        self.assertTrue(text.startswith("not checked: the peer failed"), text)
+        self.assertNotIn("DISAGREES", text)
+
+    def test_a_measured_disagreement_says_so(self):
+        text = report.agreement_text({"against": "scanlab:cuda", "pass": False, "rel_l2_error": 0.5})
+        self.assertIn("DISAGREES", text)
+        self.assertIn("rel err 5.00e-01", text)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -423,6 +423,10 @@ def torch_forward(call: PeerCall, x: dict, need_grad: bool):
                             return_last_state=True)
         return {"out": out, "last_state": last}
     if op == "s7_scan":
+        if need_grad:
+            # lrnnx's S7ScanFn.backward(ctx, dout) takes one gradient: with return_last_state=True
+            # autograd hands it two and it raises TypeError, so the graph is built without it.
+            return {"out": call.fn(x["u"], x["A"], x["B"], x["C"], bias=x.get("bias"), return_last_state=False)}
         out, last = call.fn(x["u"], x["A"], x["B"], x["C"], bias=x.get("bias"), return_last_state=True)
         return {"out": out, "last_state": last}
     if op == "s7_inner":
@@ -464,6 +468,9 @@ def torch_outputs(call: PeerCall, x: dict) -> dict:
     leaves = {k: (v.detach().clone().requires_grad_(True) if k in grads else v) for k, v in x.items()}
     outs = torch_forward(call, leaves, True)
     gs = torch.autograd.grad(outs["out"], [leaves[k] for k in grads], x["dout"], allow_unused=True)
+    if "last_state" not in outs and call.op in ("selective_scan", "s7_scan"):
+        with torch.no_grad():
+            outs["last_state"] = torch_forward(call, x, False)["last_state"]
     result = {k: v.detach().double().cpu().numpy() for k, v in outs.items()}
     for k, g in zip(grads, gs):
         if g is not None:
