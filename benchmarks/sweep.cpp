@@ -219,6 +219,7 @@ nlohmann::json run_sweep(const SweepRequest& request) {
       {"command", request.command_line},
       {"complete", false},
   };
+  if (!request.launch.is_null()) block["launch"] = request.launch;
   for (auto d : request.directions) block["directions"].push_back(to_string(d));
   for (const auto& axis : request.axes) {
     block["axes"][axis.name] = axis.values;
@@ -227,11 +228,25 @@ nlohmann::json run_sweep(const SweepRequest& request) {
 
   SweepReporter reporter;
   nlohmann::json entries = nlohmann::json::array();
+  std::map<std::string, nlohmann::json> resumed;
+  if (request.resume_from.is_object() && request.resume_from.contains("cases"))
+    for (const auto& e : request.resume_from["cases"]) resumed[e.value("key", std::string())] = e;
+  auto partial = [&] {
+    nlohmann::json j = {{"scanlab", block}, {"cases", entries}, {"benchmarks", nlohmann::json::array()}};
+    j["scanlab"]["case_count"] = cases.size();
+    return j;
+  };
   std::string error;
   const auto started = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < cases.size() && error.empty(); ++i) {
     const SweepCase& c = cases[i];
     const std::string key = c.key();
+    if (auto it = resumed.find(key); it != resumed.end()) {
+      entries.push_back(it->second);
+      if (request.progress)
+        std::fprintf(stderr, "[%zu/%zu] %s  (kept from the earlier run)\n", i + 1, cases.size(), key.c_str());
+      continue;
+    }
     std::unique_ptr<PreparedCase> prepared;
     int iterations = 0;
     const bool exec = settings.backend.kind == BackendKind::exec;
@@ -310,6 +325,7 @@ nlohmann::json run_sweep(const SweepRequest& request) {
       std::snprintf(rate, sizeof(rate), "  [%.0f s]", elapsed);
       std::fprintf(stderr, "%s%s\n", line.c_str(), rate);
     }
+    if (request.checkpoint) request.checkpoint(partial());
   }
   nlohmann::json result = reporter.finish();
   if (!result.contains("benchmarks")) result["benchmarks"] = nlohmann::json::array();

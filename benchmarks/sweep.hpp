@@ -120,6 +120,13 @@ struct SweepRequest {
   // Prepares a case for an exec:CMD backend. The CLI sets it (it owns the exec protocol,
   // cli/case_runner.hpp); exec sweeps without it are refused.
   std::function<std::unique_ptr<PreparedCase>(const SweepCase&, const SweepSettings&)> prepare_exec;
+  // Called after every case with the sweep so far (scanlab.complete = false), so an interrupted
+  // sweep leaves what it measured on disk.
+  std::function<void(const nlohmann::json& partial)> checkpoint;
+  // A partial result of this same sweep (a checkpoint): its cases are kept as they are and not
+  // run again (--resume). Google Benchmark's raw "benchmarks" array lists only the cases run now.
+  nlohmann::json resume_from;
+  nlohmann::json launch;  // the rank's launcher, rank and device binding (null: one process)
 };
 
 // The sweep's cases after sharding, each validated against its problem descriptor first (every

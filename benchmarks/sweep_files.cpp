@@ -133,6 +133,8 @@ nlohmann::json merge_sweeps(const std::vector<std::pair<std::string, nlohmann::j
     nlohmann::json from = {{"file", name},
                            {"shard", block.value("shard", nlohmann::json::object())},
                            {"host", field(block, "machine.host")},
+                           {"device", field(block, "machine.device")},
+                           {"launch", field(block, "launch")},
                            {"date_utc", field(block, "machine.date_utc")},
                            {"complete", complete},
                            {"case_count", j["cases"].size()}};

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "launch.hpp"
 #include "verbs.hpp"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,16 @@ int main(int argc, char** argv) {
     (std::strncmp(argv[i], "--kokkos-", 9) == 0 ? kokkos_args : cli_args).push_back(argv[i]);
   // Thread binding is the user's choice; unset, Kokkos only warns, and tests run unbound.
   setenv("OMP_PROC_BIND", "false", 0);
+  // Under mpirun/srun each rank takes its own GPU or its share of the cores (cli/launch.hpp).
+  std::vector<std::string> binding;
+  try {
+    const std::vector<std::string> given(kokkos_args.begin() + 1, kokkos_args.end());
+    binding = scanlab::cli::rank_binding_arguments(scanlab::cli::detect_launch_world(), given);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scanlab: error: %s\n", e.what());
+    return 2;
+  }
+  for (auto& a : binding) kokkos_args.push_back(a.data());
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
   try {

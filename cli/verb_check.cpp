@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 
@@ -18,6 +20,7 @@
 #include <rapidcheck/detail/TestListener.h>
 
 #include "case_runner.hpp"
+#include "launch.hpp"
 #include "properties/harness.hpp"
 #include "verbs.hpp"
 
@@ -34,6 +37,7 @@ struct CheckOptions {
   std::string impl = "random";
   std::int64_t max_size = 4000;
   std::string command_line;  // to repeat in the reproduce line
+  std::string progress_prefix;  // "rank 1/4: " under mpirun/srun
 };
 
 // What one case contributed, committed only when RapidCheck counts the case as a success of the
@@ -50,6 +54,40 @@ struct Totals {
   std::map<std::string, std::pair<int, double>> ratios;  // tensor -> (cases, max ratio)
   std::set<std::string> configs;
   double max_ratio = 0;
+};
+
+nlohmann::json to_json(const Totals& t) {
+  nlohmann::json ratios = nlohmann::json::object();
+  for (const auto& [name, entry] : t.ratios) ratios[name] = {entry.first, entry.second};
+  return {{"cases", t.cases}, {"tags", t.tags}, {"ratios", ratios}, {"configs", t.configs}, {"max_ratio", t.max_ratio}};
+}
+
+// Adds another rank's totals: counts add up, maxima take the larger, configs unite.
+void add_totals(Totals& t, const nlohmann::json& j) {
+  t.cases += j.at("cases").get<int>();
+  for (const auto& [tag, n] : j.at("tags").items()) t.tags[tag] += n.get<int>();
+  for (const auto& [name, entry] : j.at("ratios").items()) {
+    auto& mine = t.ratios[name];
+    mine.first += entry[0].get<int>();
+    mine.second = std::max(mine.second, entry[1].get<double>());
+  }
+  for (const auto& c : j.at("configs")) t.configs.insert(c.get<std::string>());
+  t.max_ratio = std::max(t.max_ratio, j.at("max_ratio").get<double>());
+}
+
+// The seed rank r fuzzes: splitmix64 of the base seed and the rank, so ranks never share a stream.
+std::uint64_t rank_seed(std::uint64_t base, int rank) {
+  std::uint64_t z = base + 0x9E3779B97F4A7C15ull * std::uint64_t(rank + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// What one check run found (one process, or one rank of several).
+struct CheckResult {
+  Totals totals;
+  int failures = 0;
+  std::string text;  // the failure (shrunk case, saved directory, replay and reproduce lines)
 };
 
 class Progress : public rc::detail::TestListener {
@@ -99,7 +137,8 @@ class Progress : public rc::detail::TestListener {
     else
       std::snprintf(line, sizeof line, "check %s on %s: %d/%d cases, max err/bound %.3g", options_.op.c_str(),
                     short_name(options_.backend).c_str(), done, options_.cases, totals_.max_ratio);
-    std::fprintf(stderr, tty_ ? "\r%-100s%s" : "%s%s", line, final || !tty_ ? "\n" : "");
+    std::fprintf(stderr, tty_ ? "\r%s%-100s%s" : "%s%s%s", options_.progress_prefix.c_str(), line,
+                 final || !tty_ ? "\n" : "");
     std::fflush(stderr);
   }
 
@@ -169,14 +208,15 @@ void print_summary(const CheckOptions& o, const Totals& totals, int failures, co
 }
 
 template <class T>
-int check_op(CheckOptions& o) {
+CheckResult check_op(CheckOptions& o) {
   using P = typename T::Problem;
   GenRequest request = base_request<T>();
   request.backward = GenRequest::Backward::either;
   request.limits.max_elements = o.max_size;
   request.limits.long_seqlen = std::min<std::int64_t>(request.limits.long_seqlen, std::max<std::int64_t>(2, o.max_size / 2));
 
-  Totals totals;
+  CheckResult out;
+  Totals& totals = out.totals;
   std::optional<CaseStats> pending;
   int discarded_invalid = 0;
   const std::string property_name = "scanlab check " + o.op;
@@ -277,8 +317,9 @@ int check_op(CheckOptions& o) {
   if (discarded_invalid && !failures)
     text += (text.empty() ? "" : "\n") + std::to_string(discarded_invalid) +
             " generated cases were skipped: the --impl config cannot run them";
-  print_summary(o, totals, failures, text);
-  return failures ? 1 : 0;
+  out.failures = failures;
+  out.text = text;
+  return out;
 }
 
 int check_verb(int argc, char** argv) {
@@ -305,6 +346,18 @@ int check_verb(int argc, char** argv) {
   app.add_option("--max-size", o.max_size, "the most elements the largest tensor of a case may hold")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{16}, std::int64_t{1} << 30));
+  std::string gather_dir;
+  bool resume = false;
+  double gather_timeout_s = 86400;
+  app.add_option("--gather", gather_dir,
+                 "under mpirun/srun: the directory where each rank writes its summary for rank 0 (default "
+                 "scanlab-check-OP-seedS.ranks)");
+  app.add_flag("--resume", resume, "under mpirun/srun: ranks whose summary of this same check exists do not run again");
+  app.add_option("--gather-timeout", gather_timeout_s, "under mpirun/srun: seconds rank 0 waits for the other ranks")
+      ->capture_default_str();
+  app.footer("Under mpirun or srun (K ranks, --seed required) rank r fuzzes --cases cases of seed S mixed with r, so K "
+             "ranks run K x --cases distinct cases; rank 0 prints the combined summary, each failure with its rank's "
+             "reproduce line.");
   if (int code = parse_command_line(app, argc, argv); code >= 0) return code;
   o.backend = parse_backend(backend_text);
   if (seed_text.empty()) {
@@ -319,23 +372,95 @@ int check_verb(int argc, char** argv) {
       return 2;
     }
   }
+  const LaunchWorld world = detect_launch_world();
+  const std::uint64_t base_seed = o.seed;
+  if (world.distributed()) {
+    // Each rank fuzzes its own seed, so K ranks run K x --cases distinct cases; a failure's
+    // reproduce line carries the rank's seed and repeats it in one process.
+    if (seed_text.empty())
+      throw std::invalid_argument("under " + world.launcher + " give --seed S: the ranks share no channel to agree on a "
+                                  "random one (rank r fuzzes seed S mixed with r)");
+    o.seed = rank_seed(base_seed, world.rank);
+    o.progress_prefix = "rank " + std::to_string(world.rank) + "/" + std::to_string(world.size) + ": ";
+    if (gather_dir.empty()) gather_dir = "scanlab-check-" + o.op + "-seed" + std::to_string(base_seed) + ".ranks";
+  }
   std::string quoted_backend = o.backend.name();
   o.command_line = "scanlab check " + o.op + " --seed " + std::to_string(o.seed) + " --backend '" + quoted_backend +
                    "' --impl " + o.impl + " --max-size " + std::to_string(o.max_size);
-  return visit_op(o.op, [&](auto op) {
-    using T = decltype(op);
-    if (o.impl != "random" && o.impl != "auto") {
-      bool known = false;
-      for (const auto& i : T::implementations()) known = known || i == o.impl;
-      if (!known) {
-        std::string list;
-        for (const auto& i : T::implementations()) list += " " + i;
-        throw std::invalid_argument("--impl " + o.impl + ": " + T::name + " has no such implementation (random, auto or" +
-                                    list + ")");
+  const nlohmann::json identity = {{"op", o.op},           {"base_seed", base_seed}, {"cases", o.cases},
+                                   {"backend", o.backend.name()}, {"impl", o.impl}, {"max_size", o.max_size},
+                                   {"ranks", world.size}};
+  const std::string rank_path = gather_dir + "/rank-" + std::to_string(world.rank) + ".json";
+  CheckResult result;
+  nlohmann::json previous;
+  if (world.distributed() && resume && std::filesystem::exists(rank_path)) {
+    std::ifstream in(rank_path);
+    previous = nlohmann::json::parse(in, nullptr, false);
+    if (previous.is_discarded() || previous.value("identity", nlohmann::json()) != identity)
+      throw std::invalid_argument("--resume: " + rank_path + " is not from this check (" + identity.dump() +
+                                  "); move it away or drop --resume");
+    std::fprintf(stderr, "%skept the finished result in %s (--resume)\n", o.progress_prefix.c_str(), rank_path.c_str());
+    add_totals(result.totals, previous["totals"]);
+    result.failures = previous["failures"].get<int>();
+    result.text = previous["text"].get<std::string>();
+  } else {
+    result = visit_op(o.op, [&](auto op) {
+      using T = decltype(op);
+      if (o.impl != "random" && o.impl != "auto") {
+        bool known = false;
+        for (const auto& i : T::implementations()) known = known || i == o.impl;
+        if (!known) {
+          std::string list;
+          for (const auto& i : T::implementations()) list += " " + i;
+          throw std::invalid_argument("--impl " + o.impl + ": " + T::name + " has no such implementation (random, auto or" +
+                                      list + ")");
+        }
       }
-    }
-    return check_op<T>(o);
-  });
+      return check_op<T>(o);
+    });
+  }
+  if (!world.distributed()) {
+    print_summary(o, result.totals, result.failures, result.text);
+    return result.failures ? 1 : 0;
+  }
+  fault_point(world, "before_check_summary");
+  write_file_atomically(rank_path, nlohmann::json{{"identity", identity},
+                                                  {"rank", world.rank},
+                                                  {"seed", o.seed},
+                                                  {"totals", to_json(result.totals)},
+                                                  {"failures", result.failures},
+                                                  {"text", result.text}}
+                                           .dump(1) + "\n");
+  if (world.rank != 0) return result.failures ? 1 : 0;
+  // Rank 0: every rank's summary, combined.
+  std::vector<std::string> paths;
+  for (int r = 0; r < world.size; ++r) paths.push_back(gather_dir + "/rank-" + std::to_string(r) + ".json");
+  const auto missing = wait_for_rank_files(paths, gather_timeout_s, "check summary");
+  CheckResult all;
+  std::string texts;
+  for (int r = 0; r < world.size; ++r) {
+    if (std::find(missing.begin(), missing.end(), r) != missing.end()) continue;
+    std::ifstream in(paths[std::size_t(r)]);
+    const auto j = nlohmann::json::parse(in);
+    add_totals(all.totals, j["totals"]);
+    all.failures += j["failures"].get<int>();
+    if (!j["text"].get<std::string>().empty())
+      texts += "rank " + std::to_string(r) + " (seed " + std::to_string(j["seed"].get<std::uint64_t>()) + "): " +
+               j["text"].get<std::string>() + "\n";
+  }
+  CheckOptions summary = o;
+  summary.seed = base_seed;
+  summary.command_line.clear();
+  std::printf("\n%d ranks (%s), rank r fuzzing seed %llu mixed with r; summaries in %s/\n", world.size,
+              world.launcher.c_str(), static_cast<unsigned long long>(base_seed), gather_dir.c_str());
+  if (!missing.empty()) {
+    std::string list;
+    for (int r : missing) list += (list.empty() ? "" : ",") + std::to_string(r);
+    texts += "no summary from rank(s) " + list + " (killed?): re-run the same command with --resume to run only those\n";
+    all.failures += int(missing.size());
+  }
+  print_summary(summary, all.totals, all.failures, texts);
+  return all.failures ? 1 : 0;
 }
 
 const bool registered = register_verb(

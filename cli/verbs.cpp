@@ -30,7 +30,8 @@ static void print_help() {
   for (const auto& [name, verb] : registry()) std::printf("  %-12s %s\n", name.c_str(), verb.summary.c_str());
   std::printf(
       "\nops: selective_scan, state_space_v1, s7_scan, s7_inner\n"
-      "Kokkos flags (--kokkos-num-threads=N, ...) may be given to any verb.\n");
+      "Kokkos flags (--kokkos-threads=N on Kokkos 3, --kokkos-num-threads=N on Kokkos 4, --kokkos-device-id=N) may be\n"
+      "given to any verb. Under mpirun or srun each rank binds itself to a GPU or to its share of the cores.\n");
 }
 
 int dispatch(int argc, char** argv) {

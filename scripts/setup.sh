@@ -25,7 +25,7 @@ jobs_n=$(nproc)
 mkdir -p "$SCANLAB_DEPS/src"
 
 apt_packages=(cmake ninja-build g++ make patch python3 librapidcheck-dev libgtest-dev libgmock-dev
-              nlohmann-json3-dev libcli11-dev libopenblas-dev)
+              nlohmann-json3-dev libcli11-dev libopenblas-dev openmpi-bin)
 ensure_apt() {
   local missing=()
   for p in "${apt_packages[@]}"; do
