@@ -308,13 +308,42 @@ def copy_figure(plt, machine: str, ceilings: dict, figdir: Path) -> list[str]:
     return files
 
 
+TUNE_SCHEMA = "scanlab.tune/1"
+
+
+def is_tune_file(path: str) -> bool:
+    try:
+        return json.loads(Path(path).read_text()).get("schema") == TUNE_SCHEMA
+    except (OSError, ValueError, AttributeError):
+        return False  # load_sweep reports what is wrong with it
+
+
+def tune_table(name: str, tune: dict) -> Table:
+    """One row per tuned case of a `scanlab tune` JSON: the heuristic config's time against the
+    tuned one's, and how many candidates were timed, failed the oracle check, or were not run."""
+    machine = (tune.get("machine") or {}).get("device", "?")
+    t = Table(f"tuning {tune.get('op', '?')} on {machine} ({Path(name).name})",
+              ["case", "heuristic ms", "tuned ms", "speedup", "timed", "wrong", "other", "tuned config"],
+              "median times of each case's direction; speedup = heuristic / tuned; wrong = failed the oracle check "
+              "(discarded); other = could not be checked or run on this case.")
+    for c in tune.get("cases", []):
+        h, w = c.get("heuristic_median_s"), c.get("winner_median_s")
+        statuses = [x.get("status") for x in c.get("candidates", [])]
+        timed, wrong = statuses.count("timed"), statuses.count("wrong")
+        t.add([c.get("case", "?"), f"{h * 1e3:.4g}" if h else "—", f"{w * 1e3:.4g}" if w else "—",
+               f"{h / w:.2f}×" if h and w else "—", timed, wrong, len(statuses) - timed - wrong,
+               json.dumps(c["winner"], sort_keys=True, separators=(",", ":")) if c.get("winner") else "—"])
+    return t
+
+
 # ----------------------------------------------------------------------------- main
 def build(files: list[str], out: Path, extra_ceilings: list[str]) -> dict:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sweeps = [(f, sr.load_sweep(f)) for f in files]
+    tunes = [(f, json.loads(Path(f).read_text())) for f in files if is_tune_file(f)]
+    sweeps = [(f, sr.load_sweep(f)) for f in files if not is_tune_file(f)]
     records = sr.flatten(sweeps)
     if not records:
         raise sr.SchemaError("the sweep files hold no cases")
@@ -411,6 +440,11 @@ def build(files: list[str], out: Path, extra_ceilings: list[str]) -> dict:
         add_figure(scaling_figure(plt, axis, axis_text, mine, figdir),
                    f"Median time against {axis_text}, all other axes fixed (log-log)")
 
+    if tunes:
+        add_text("## Tuning\n", "<h2>Tuning</h2>")
+        for name, tune in tunes:
+            add_table(tune_table(name, tune))
+
     points["tables"] = [t.as_json() for t in tables]
     title = "scanlab report"
     md = f"# {title}\n\n" + "\n".join(sections_md)
@@ -427,7 +461,8 @@ def build(files: list[str], out: Path, extra_ceilings: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="scanlab report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="+", help="sweep JSON files (scanlab sweep, scanlab merge, peer runners)")
+    ap.add_argument("files", nargs="+", help="sweep JSON files (scanlab sweep, scanlab merge, peer runners) and "
+                    "tune JSON files (scanlab tune --out: a table of heuristic against tuned times)")
     ap.add_argument("--out", required=True, help="directory for report.md, report.html, figures/, points.json")
     ap.add_argument("--ceilings", action="append", default=[], help="ceilings JSON for a machine whose sweeps lack them")
     args = ap.parse_args(argv)

@@ -164,5 +164,17 @@ class AgreementTextTest(unittest.TestCase):
         self.assertIn("rel err 5.00e-01", text)
 
 
+class TuneTableTest(unittest.TestCase):
+    def test_rows_carry_the_tune_json_numbers(self):
+        tune = {"schema": "scanlab.tune/1", "op": "s7_scan", "machine": {"device": "NVIDIA H200 test"},
+                "cases": [{"case": "s7_scan/fwdbwd/x", "heuristic_median_s": 0.006, "winner_median_s": 0.005,
+                           "winner": {"impl": "chunked", "chunk_len": 32},
+                           "candidates": [{"status": "timed"}, {"status": "timed"}, {"status": "wrong"},
+                                          {"status": "unverified"}]}]}
+        t = report.tune_table("tune.json", tune)
+        self.assertEqual(t.rows, [["s7_scan/fwdbwd/x", "6", "5", "1.20×", "2", "1", "1",
+                                   '{"chunk_len":32,"impl":"chunked"}']])
+
+
 if __name__ == "__main__":
     unittest.main()
