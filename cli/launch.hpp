@@ -1,4 +1,4 @@
-// Runs under a parallel launcher: mpirun/mpiexec (Open MPI, MPICH/Hydra) or Slurm's srun start K
+// Runs under a parallel launcher: mpirun/mpiexec (Open MPI, MPICH/Hydra), Slurm's srun or torchrun start K
 // copies of scanlab, and each copy learns its rank from the launcher's environment. scanlab uses
 // MPI as the launcher HPC users already have, and does not link an MPI library: ranks share
 // nothing but the output directory, each writes its own shard file when it is done, and rank 0
@@ -20,8 +20,9 @@ struct LaunchWorld {
 };
 
 // From the launcher's environment (Open MPI's OMPI_COMM_WORLD_*, PMI's PMI_RANK/PMI_SIZE with
-// MPI_LOCALRANKID/MPI_LOCALNRANKS, srun's SLURM_PROCID/SLURM_STEP_NUM_TASKS/SLURM_LOCALID). An
-// sbatch script outside srun is one process, not a world. Malformed values throw.
+// MPI_LOCALRANKID/MPI_LOCALNRANKS, torchrun's RANK/WORLD_SIZE/LOCAL_RANK with TORCHELASTIC_RUN_ID,
+// srun's SLURM_PROCID/SLURM_STEP_NUM_TASKS/SLURM_LOCALID). An sbatch script outside srun is one
+// process, not a world. Malformed values throw.
 LaunchWorld detect_launch_world();
 
 // The Kokkos arguments that bind this rank to its hardware, unless the user gave their own:

@@ -226,16 +226,22 @@ TensorMap make_inputs<SelectiveScanProblem>(const SelectiveScanProblem& p, const
   return in;
 }
 
+// The tags a request makes reachable for every op with a state: seqlen 1, the initial state, the
+// backward and the state's cotangent (named `cotangent_tag`).
+static void add_request_tags(std::vector<std::string>& t, const GenRequest& r, const char* cotangent_tag) {
+  if (r.min_seqlen <= 1) t.push_back("seqlen:1");
+  if (r.allow_initial_state) t.push_back("option:initial_state");
+  if (r.backward != GenRequest::Backward::never) t.push_back("option:backward");
+  if (r.backward != GenRequest::Backward::never && r.allow_state_cotangent) t.push_back(cotangent_tag);
+}
+
 template <>
 std::vector<std::string> edge_tags<SelectiveScanProblem>(const GenRequest& r) {
   std::vector<std::string> t{"delta:normal", "delta:tiny", "delta:huge", "delta:softplus_threshold", "A:normal",
                              "A:near_zero", "A:very_negative", "z:normal", "z:large", "seqlen:prime", "seqlen:long",
                              "dstate:1", "option:groups", "option:B_time_invariant", "option:C_time_invariant",
                              "option:has_D", "option:has_z", "option:delta_bias", "option:softplus"};
-  if (r.min_seqlen <= 1) t.push_back("seqlen:1");
-  if (r.allow_initial_state) t.push_back("option:initial_state");
-  if (r.backward != GenRequest::Backward::never) t.push_back("option:backward");
-  if (r.backward != GenRequest::Backward::never && r.allow_state_cotangent) t.push_back("option:dlast_state");
+  add_request_tags(t, r, "option:dlast_state");
   return t;
 }
 
@@ -322,10 +328,7 @@ std::vector<std::string> edge_tags<StateSpaceV1Problem>(const GenRequest& r) {
                              "gate:normal", "gate:large", "act_fn:silu", "act_fn:identity", "act_fn:gelu_tanh",
                              "act_fn:gelu_erf", "seqlen:prime", "seqlen:long", "dstate:1", "dim:1",
                              "option:conv_state"};
-  if (r.min_seqlen <= 1) t.push_back("seqlen:1");
-  if (r.allow_initial_state) t.push_back("option:initial_state");
-  if (r.backward != GenRequest::Backward::never) t.push_back("option:backward");
-  if (r.backward != GenRequest::Backward::never && r.allow_state_cotangent) t.push_back("option:dfinal_state");
+  add_request_tags(t, r, "option:dfinal_state");
   return t;
 }
 
@@ -396,10 +399,7 @@ template <>
 std::vector<std::string> edge_tags<S7ScanProblem>(const GenRequest& r) {
   std::vector<std::string> t{"A:normal", "A:abar_zero", "A:large",   "A:small",  "seqlen:prime",
                              "seqlen:long", "dstate:1", "dim:1", "option:bias"};
-  if (r.min_seqlen <= 1) t.push_back("seqlen:1");
-  if (r.allow_initial_state) t.push_back("option:initial_state");
-  if (r.backward != GenRequest::Backward::never) t.push_back("option:backward");
-  if (r.backward != GenRequest::Backward::never && r.allow_state_cotangent) t.push_back("option:dlast_state");
+  add_request_tags(t, r, "option:dlast_state");
   return t;
 }
 

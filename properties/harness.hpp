@@ -347,12 +347,13 @@ std::string current_test_name();
 // ---------------------------------------------------------------------------------------------
 // The properties
 
-// Forward outputs equal the oracle within the float64 error bound.
+// The op's outputs (and with the backward, every gradient: the initial state's and through the
+// last state included) equal the oracle within the float64 error bound.
 template <class T>
-void forward_matches_oracle() {
+void matches_oracle(GenRequest::Backward backward, const char* what) {
   Coverage coverage;
   GenRequest request = base_request<T>();
-  request.backward = GenRequest::Backward::never;
+  request.backward = backward;
   coverage.require(edge_tags<typename T::Problem>(request));
   run_property(coverage, [&] {
     auto d = draw<T>(coverage, request);
@@ -361,27 +362,16 @@ void forward_matches_oracle() {
     const Oracle o = oracle<T>(p, d.gc.inputs);
     require_within(got, o.expected, o.bounds,
                    {as_case<T>(p, d.gc.inputs), d.config.to_json(), to_string(d.backend), got, "", current_test_name()},
-                   "forward vs oracle");
+                   what);
   });
 }
-
-// Every output and every gradient (initial state and through the last state included) equals the
-// oracle within the bound.
+template <class T>
+void forward_matches_oracle() {
+  matches_oracle<T>(GenRequest::Backward::never, "forward vs oracle");
+}
 template <class T>
 void backward_matches_oracle() {
-  Coverage coverage;
-  GenRequest request = base_request<T>();
-  request.backward = GenRequest::Backward::always;
-  coverage.require(edge_tags<typename T::Problem>(request));
-  run_property(coverage, [&] {
-    auto d = draw<T>(coverage, request);
-    const auto& p = d.gc.problem;
-    const TensorMap got = run_kernel<T>(p, d.gc.inputs, d.backend, d.config, current_test_name());
-    const Oracle o = oracle<T>(p, d.gc.inputs);
-    require_within(got, o.expected, o.bounds,
-                   {as_case<T>(p, d.gc.inputs), d.config.to_json(), to_string(d.backend), got, "", current_test_name()},
-                   "forward and backward vs oracle");
-  });
+  matches_oracle<T>(GenRequest::Backward::always, "forward and backward vs oracle");
 }
 
 // Running [0,k) and then [k,L) from the carried state equals the oracle's [0,L) within the bound.
