@@ -174,6 +174,17 @@ nlohmann::json TuneShapeResult::to_json() const {
   return j;
 }
 
+std::vector<nlohmann::json> spread_candidates(const std::vector<nlohmann::json>& configs, int most) {
+  if (most < 1) most = 1;
+  if (configs.size() <= std::size_t(most)) return configs;
+  // The registry lists neighbours together (one implementation and team size over every chunk
+  // length, then the next): evenly spaced picks span all of it rather than its first corner.
+  std::vector<nlohmann::json> out{configs.front()};
+  const std::size_t rest = configs.size() - 1, want = std::size_t(most) - 1;
+  for (std::size_t k = 0; k < want; ++k) out.push_back(configs[1 + (k * rest) / want]);
+  return out;
+}
+
 bench::SweepCase verification_case(const bench::SweepCase& c) {
   bench::SweepCase v = c;
   auto cap = [&](const char* name, std::int64_t most) {
@@ -201,8 +212,7 @@ TuneShapeResult tune_case(const bench::SweepCase& c, const TuneOptions& o) {
   r.case_key = c.key();
   r.bucket = shape_bucket(bench.case_options(c), bench.tensor_specs(c), c.direction != bench::Direction::fwd);
   r.key = tune_key(tune_device_name(kind), to_string(kind), c.op, r.bucket);
-  auto configs = bench.configs(c, kind);
-  if (int(configs.size()) > o.max_candidates) configs.resize(std::size_t(std::max(1, o.max_candidates)));
+  auto configs = spread_candidates(bench.configs(c, kind), o.max_candidates);
 
   const bench::SweepCase v = verification_case(c);
   r.verify_shape = v.shape;

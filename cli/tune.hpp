@@ -86,11 +86,15 @@ struct TuneOptions {
   int repetitions = 5;
   int warmups = 2;
   double min_time_s = 0.02;
-  int max_candidates = 24;  // the heuristic plus at most this many - 1 others, in registry order
+  int max_candidates = 24;  // the heuristic plus at most this many - 1 others (spread_candidates)
   bool progress = true;
   // Tests only: changes a candidate's outputs before the oracle check (a deliberately wrong config).
   std::function<void(const nlohmann::json& config, TensorMap& outputs)> tamper;
 };
+
+// At most `most` of the registry's configs: the heuristic (first), then evenly spaced picks from
+// the rest, so a short tune still spans every implementation and team size.
+std::vector<nlohmann::json> spread_candidates(const std::vector<nlohmann::json>& configs, int most);
 
 // The reduced case the oracle checks a config on.
 bench::SweepCase verification_case(const bench::SweepCase& c);

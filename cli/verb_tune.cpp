@@ -44,7 +44,7 @@ int run_tune_verb(int argc, char** argv) {
   app.add_option("--min-time", options.min_time_s, "seconds per repetition (sets the calls per repetition)")
       ->capture_default_str();
   app.add_option("--warmups", options.warmups, "untimed calls per candidate")->capture_default_str();
-  app.add_option("--max-candidates", options.max_candidates, "most configs tried per case, the heuristic first")
+  app.add_option("--max-candidates", options.max_candidates, "most configs tried per case: the heuristic, then evenly spaced picks from the registry's candidates")
       ->capture_default_str();
   app.add_option("--seed", options.settings.seed, "seed of the random inputs")->capture_default_str();
   app.add_option("--cache", cache_path, "tuning cache file to update");

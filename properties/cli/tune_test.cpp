@@ -73,6 +73,15 @@ TEST(CliTune, BucketsRoundExtentsUpAndSeparateForwardFromBackward) {
             shape_bucket(bench.case_options(f), bench.tensor_specs(f), false));
 }
 
+TEST(CliTune, ASpreadOfCandidatesKeepsTheHeuristicAndSpansTheRegistry) {
+  std::vector<nlohmann::json> all;
+  for (int i = 0; i < 10; ++i) all.push_back(i);
+  EXPECT_EQ(spread_candidates(all, 4), (std::vector<nlohmann::json>{0, 1, 4, 7}));
+  EXPECT_EQ(spread_candidates(all, 10), all);
+  EXPECT_EQ(spread_candidates(all, 1), (std::vector<nlohmann::json>{0}));
+  EXPECT_EQ(spread_candidates(all, 3).back(), 5);
+}
+
 TEST(CliTune, TimesEveryCorrectCandidateAndPicksTheFastest) {
   const auto r = tune_case(small_case(), quick_options());
   ASSERT_GE(r.candidates.size(), 2u);
@@ -88,7 +97,8 @@ TEST(CliTune, TimesEveryCorrectCandidateAndPicksTheFastest) {
 
 TEST(CliTune, AWrongConfigIsRejectedHoweverFastItIs) {
   auto o = quick_options();
-  const auto configs = bench::find_op_bench("selective_scan").configs(small_case(), BackendKind::openmp);
+  const auto configs =
+      spread_candidates(bench::find_op_bench("selective_scan").configs(small_case(), BackendKind::openmp), o.max_candidates);
   ASSERT_GE(configs.size(), 3u);
   const nlohmann::json survivor = configs[2];
   // Every config but one returns an output with one element off by 2^-10 relative: each must be
