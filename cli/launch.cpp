@@ -51,7 +51,7 @@ LaunchWorld detect_launch_world() {
     w.rank = env_int("PMI_RANK", 0);
     w.local_rank = env_int("MPI_LOCALRANKID", env_int("SLURM_LOCALID", 0));
     w.local_size = env_int("MPI_LOCALNRANKS", 1);
-  } else if (env("TORCHELASTIC_RUN_ID") && env("WORLD_SIZE") && env("RANK")) {
+  } else if ((env("TORCHELASTIC_RUN_ID") || env("GROUP_RANK")) && env("WORLD_SIZE") && env("RANK")) {
     // torchrun --no-python: the launcher ML machines have (no MPI needed there).
     w.launcher = "torchrun";
     w.size = env_int("WORLD_SIZE", 1);

@@ -20,7 +20,7 @@ struct LaunchWorld {
 };
 
 // From the launcher's environment (Open MPI's OMPI_COMM_WORLD_*, PMI's PMI_RANK/PMI_SIZE with
-// MPI_LOCALRANKID/MPI_LOCALNRANKS, torchrun's RANK/WORLD_SIZE/LOCAL_RANK with TORCHELASTIC_RUN_ID,
+// MPI_LOCALRANKID/MPI_LOCALNRANKS, torchrun's RANK/WORLD_SIZE/LOCAL_RANK with TORCHELASTIC_RUN_ID or GROUP_RANK,
 // srun's SLURM_PROCID/SLURM_STEP_NUM_TASKS/SLURM_LOCALID). An sbatch script outside srun is one
 // process, not a world. Malformed values throw.
 LaunchWorld detect_launch_world();

@@ -32,7 +32,7 @@ class LauncherEnv {
       "PMI_SIZE",             "PMI_RANK",             "MPI_LOCALRANKID",            "MPI_LOCALNRANKS",
       "TORCHELASTIC_RUN_ID",  "WORLD_SIZE",           "RANK",                       "LOCAL_RANK",
       "LOCAL_WORLD_SIZE",     "SLURM_STEP_NUM_TASKS", "SLURM_PROCID",               "SLURM_LOCALID",
-      "SLURM_STEP_TASKS_PER_NODE", "OMP_NUM_THREADS"};
+      "SLURM_STEP_TASKS_PER_NODE", "GROUP_RANK", "OMP_NUM_THREADS"};
   std::map<std::string, std::string> saved_;
 };
 
@@ -57,6 +57,8 @@ TEST(CliLaunch, ReadsEachLaunchersVariables) {
        "MPICH/Hydra (PMI)", 2, 3, 2, 3},
       {{{"TORCHELASTIC_RUN_ID", "x"}, {"WORLD_SIZE", "2"}, {"RANK", "1"}, {"LOCAL_RANK", "1"},
         {"LOCAL_WORLD_SIZE", "2"}}, "torchrun", 1, 2, 1, 2},
+      {{{"GROUP_RANK", "0"}, {"WORLD_SIZE", "4"}, {"RANK", "2"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "4"}},
+       "torchrun", 2, 4, 2, 4},
       {{{"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"},
         {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"}}, "Slurm srun", 5, 8, 1, 4},
   };
