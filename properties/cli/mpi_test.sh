@@ -17,6 +17,9 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 export OMP_WAIT_POLICY=passive OMP_PROC_BIND=false
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# One node: Open MPI's "isolated" launcher starts local ranks without looking for ssh/rsh (a
+# fresh container may have neither, and mpirun then refuses to start at all).
+export OMPI_MCA_plm=isolated
 mpi=(mpirun --oversubscribe -np 2)
 fail() { echo "mpi_test: FAIL: $*" >&2; exit 1; }
 keys() {  # the sorted case keys of a sweep JSON
