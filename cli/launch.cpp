@@ -37,33 +37,31 @@ static int env_int(const char* name, int fallback) {
   return int(x);
 }
 
+// A world from the launcher's variables for its size and rank; the node-local numbers the caller read.
+static LaunchWorld world_from(const char* launcher, const char* size, const char* rank, int local_rank, int local_size) {
+  LaunchWorld w;
+  w.launcher = launcher;
+  w.size = env_int(size, 1);
+  w.rank = env_int(rank, 0);
+  w.local_rank = local_rank;
+  w.local_size = local_size;
+  return w;
+}
+
 LaunchWorld detect_launch_world() {
   LaunchWorld w;
   if (env("OMPI_COMM_WORLD_SIZE")) {
-    w.launcher = "Open MPI";
-    w.size = env_int("OMPI_COMM_WORLD_SIZE", 1);
-    w.rank = env_int("OMPI_COMM_WORLD_RANK", 0);
-    w.local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0);
-    w.local_size = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1);
+    w = world_from("Open MPI", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0),
+                   env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1));
   } else if (env("PMI_SIZE") && env("PMI_RANK")) {
-    w.launcher = "MPICH/Hydra (PMI)";
-    w.size = env_int("PMI_SIZE", 1);
-    w.rank = env_int("PMI_RANK", 0);
-    w.local_rank = env_int("MPI_LOCALRANKID", env_int("SLURM_LOCALID", 0));
-    w.local_size = env_int("MPI_LOCALNRANKS", 1);
+    w = world_from("MPICH/Hydra (PMI)", "PMI_SIZE", "PMI_RANK", env_int("MPI_LOCALRANKID", env_int("SLURM_LOCALID", 0)),
+                   env_int("MPI_LOCALNRANKS", 1));
   } else if ((env("TORCHELASTIC_RUN_ID") || env("GROUP_RANK")) && env("WORLD_SIZE") && env("RANK")) {
     // torchrun --no-python: the launcher ML machines have (no MPI needed there).
-    w.launcher = "torchrun";
-    w.size = env_int("WORLD_SIZE", 1);
-    w.rank = env_int("RANK", 0);
-    w.local_rank = env_int("LOCAL_RANK", 0);
-    w.local_size = env_int("LOCAL_WORLD_SIZE", 1);
+    w = world_from("torchrun", "WORLD_SIZE", "RANK", env_int("LOCAL_RANK", 0), env_int("LOCAL_WORLD_SIZE", 1));
   } else if (env("SLURM_STEP_NUM_TASKS") && env("SLURM_PROCID")) {
-    w.launcher = "Slurm srun";
-    w.size = env_int("SLURM_STEP_NUM_TASKS", 1);
-    w.rank = env_int("SLURM_PROCID", 0);
-    w.local_rank = env_int("SLURM_LOCALID", 0);
-    w.local_size = env_int("SLURM_STEP_TASKS_PER_NODE", 1);
+    w = world_from("Slurm srun", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", env_int("SLURM_LOCALID", 0),
+                   env_int("SLURM_STEP_TASKS_PER_NODE", 1));
   }
   if (w.size < 1 || w.rank < 0 || w.rank >= w.size || w.local_size < 1 || w.local_rank < 0)
     throw std::runtime_error("inconsistent launcher environment (" + w.launcher + "): rank " + std::to_string(w.rank) +

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "benchmarks/context.hpp"
+#include "launch.hpp"
 #include "benchmarks/statistics.hpp"
 #include "case_runner.hpp"
 #include "op_traits.hpp"
@@ -65,15 +66,8 @@ void TuneCache::store(const std::string& key, const nlohmann::json& entry) const
   try {
     nlohmann::json entries = read_cache_file(path_);
     entries[key] = entry;
-    const nlohmann::json file = {{"schema", kSchema}, {"entries", entries}};
-    const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
-    {
-      std::ofstream out(tmp);
-      if (!out) throw std::runtime_error("cannot write " + tmp);
-      out << file.dump(1) << "\n";
-      if (!out) throw std::runtime_error("cannot write " + tmp);
-    }
-    fs::rename(tmp, path);  // atomic: readers see the old file or the new one
+    // Atomic: readers see the old file or the new one.
+    write_file_atomically(path_, nlohmann::json{{"schema", kSchema}, {"entries", entries}}.dump(1) + "\n");
   } catch (...) {
     ::flock(fd, LOCK_UN);
     ::close(fd);
@@ -108,33 +102,41 @@ std::string tune_key(const std::string& device, const std::string& backend, cons
 }
 
 std::string tune_device_name(BackendKind kind) {
+  // device_name reads /proc/cpuinfo or the CUDA device properties: once per backend per process.
   static std::mutex mutex;
   static std::map<BackendKind, std::string> names;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = names.find(kind);
-  if (it != names.end()) return it->second;
-  Backend b;
-  b.kind = kind;
-  return names[kind] = bench::machine_context(b).value("device", std::string("unknown"));
+  return it != names.end() ? it->second : names[kind] = device_name(kind);
 }
 
 namespace {
 
-template <class T>
-void install_for(std::shared_ptr<TuneCache> cache) {
-  using P = typename T::Problem;
-  TunedConfig<P>::lookup = [cache](const P& p, BackendKind kind) -> std::optional<typename T::Config> {
-    static std::once_flag loaded;
-    static nlohmann::json entries;
-    static std::string load_error;
+// The cache file's entries, read once (on the first lookup of any op) and shared by every op.
+struct LoadedCache {
+  explicit LoadedCache(std::string path) : cache(std::move(path)) {}
+  const nlohmann::json& entries() {
     std::call_once(loaded, [&] {
       try {
-        entries = cache->entries();
+        loaded_entries = cache.entries();
       } catch (const std::exception& e) {
-        load_error = e.what();
+        error = e.what();
       }
     });
-    if (!load_error.empty()) throw std::runtime_error(load_error);
+    if (!error.empty()) throw std::runtime_error(error);
+    return loaded_entries;
+  }
+  TuneCache cache;
+  std::once_flag loaded;
+  nlohmann::json loaded_entries;
+  std::string error;
+};
+
+template <class T>
+void install_for(std::shared_ptr<LoadedCache> cache) {
+  using P = typename T::Problem;
+  TunedConfig<P>::lookup = [cache](const P& p, BackendKind kind) -> std::optional<typename T::Config> {
+    const auto& entries = cache->entries();
     const std::string key =
         tune_key(tune_device_name(kind), to_string(kind), T::name, shape_bucket(p.options_json(), p.tensors(), p.with_backward));
     auto it = entries.find(key);
@@ -146,7 +148,7 @@ void install_for(std::shared_ptr<TuneCache> cache) {
 }  // namespace
 
 void install_tuning_cache(const std::string& path) {
-  auto cache = std::make_shared<TuneCache>(path);
+  auto cache = std::make_shared<LoadedCache>(path);
   for (const auto& op : op_names()) visit_op(op, [&](auto t) {
       install_for<decltype(t)>(cache);
       return 0;

@@ -4,11 +4,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 
 #include "benchmarks/context.hpp"
 #include "benchmarks/sweep.hpp"
 #include "case_runner.hpp"
+#include "launch.hpp"
 #include "sweep_axes.hpp"
 #include "tune.hpp"
 #include "verbs.hpp"
@@ -104,11 +104,8 @@ int run_tune_verb(int argc, char** argv) {
     const double best = r.winner >= 0 ? r.candidates[std::size_t(r.winner)].median_s : NAN;
     std::printf("%-70s %9.4g %9.4g %6.2fx %d/%d/%d\n", r.case_key.substr(0, 70).c_str(), heur * 1e3, best * 1e3,
                 heur / best, timed, wrong, other);
-    if (!out.empty()) {  // written after every case, so an interrupted tune keeps what it measured
-      std::ofstream file(out);
-      if (!file) throw std::runtime_error("cannot write " + out);
-      file << report.dump(1) << "\n";
-    }
+    // Written after every case, so an interrupted tune keeps what it measured.
+    if (!out.empty()) write_file_atomically(out, report.dump(1) + "\n");
   }
   if (!no_cache) std::printf("tuned configs stored in %s\n", cache_path.c_str());
   if (any_wrong) std::fprintf(stderr, "scanlab tune: a config FAILED the oracle check (see the report): a kernel bug\n");

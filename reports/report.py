@@ -311,11 +311,17 @@ def copy_figure(plt, machine: str, ceilings: dict, figdir: Path) -> list[str]:
 TUNE_SCHEMA = "scanlab.tune/1"
 
 
-def is_tune_file(path: str) -> bool:
+def load_input(path: str) -> tuple[str, dict]:
+    """Reads a report input once: ("tune", JSON) for a `scanlab tune` file, else ("sweep", JSON)
+    checked against the sweep schema (SchemaError names what is wrong)."""
     try:
-        return json.loads(Path(path).read_text()).get("schema") == TUNE_SCHEMA
-    except (OSError, ValueError, AttributeError):
-        return False  # load_sweep reports what is wrong with it
+        j = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise sr.SchemaError(f"{path}: not valid JSON ({e})") from None
+    if isinstance(j, dict) and j.get("schema") == TUNE_SCHEMA:
+        return "tune", j
+    sr.check_sweep(j, str(path))
+    return "sweep", j
 
 
 def tune_table(name: str, tune: dict) -> Table:
@@ -342,8 +348,10 @@ def build(files: list[str], out: Path, extra_ceilings: list[str]) -> dict:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tunes = [(f, json.loads(Path(f).read_text())) for f in files if is_tune_file(f)]
-    sweeps = [(f, sr.load_sweep(f)) for f in files if not is_tune_file(f)]
+    tunes, sweeps = [], []
+    for f in files:
+        kind, j = load_input(f)
+        (tunes if kind == "tune" else sweeps).append((f, j))
     records = sr.flatten(sweeps)
     if not records:
         raise sr.SchemaError("the sweep files hold no cases")
