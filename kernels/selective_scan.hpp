@@ -23,10 +23,11 @@
 // struct of base pointers and int64 strides (CUTLASS style), which is how state_space_v1's
 // time-major tensors run through the same code. Index arithmetic is int64 throughout.
 //
-// Measured on the H200 (fp32, z + D + delta_bias + softplus; mamba_ssm in brackets): forward
-// "sequential" 3.4 ms at (8,4096,16,2048) [2.29], 1.64 ms at (16,1536,16,1024) [0.85];
-// forward+backward "chunked" (chunk_len 8) 36 ms [7.56] and 14 ms [3.01]; at dstate 64 the
-// forward is 12 ms [8.0] and forward+backward 200 ms [27.2]. The speed issue starts from here.
+// Measured on the H200 beside mamba_ssm in one run (fp32, z + D + delta_bias + softplus; mamba_ssm
+// in brackets; reports/results/h200/2026-11-29-s2/measure/): forward "sequential" 3.39 ms at
+// (8,4096,16,2048) [2.34], 1.66 ms at (16,1536,16,1024) [0.93]; forward+backward "chunked"
+// (chunk_len 8) 36.3 ms [7.73] and 14.2 ms [3.17]; at dstate 64 the forward is 9.67 ms [8.16] and
+// forward+backward 201 ms [27.5]. The speed issue starts from here (reports/speed-notes.md).
 //
 // Backward, per chunk (last to first): the forward is recomputed over the chunk from its saved
 // start state, one state n at a time (the states are independent given dt), keeping h and

@@ -404,17 +404,19 @@ int static_dstate_for(const SelectiveScanProblem& p) {
 
 SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend) {
   SelectiveScanConfig c;
-  // Registers beat scratch even where they spill: on the H200 at (8,4096,64,2048) the forward
-  // with dstate_static 64 (255 registers, spilling) took 12 ms, the generic path 37-48 ms.
+  // Registers beat scratch even where they spill: in a session-1 H200 probe (not a committed run)
+  // at (8,4096,64,2048) the forward with dstate_static 64 (255 registers, spilling) took 12 ms, the
+  // generic path 37-48 ms; `scanlab tune` times both (the registry offers dstate_static 0).
   c.dstate_static = static_dstate_for(p);
   const std::int64_t cpg = p.channels_per_group();
   const std::int64_t channels = p.batch * p.dim;
   if (backend == BackendKind::cuda) {
     const int cpg_up = int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
     c.time_tile = 32;
-    c.stage_io = 0;  // staged loads measured 1.6x slower in the forward on the H200
+    c.stage_io = 0;  // staged loads were 1.6x slower in the forward in a session-1 H200 probe (uncommitted; tunable)
     if (p.with_backward) {
-      // The chunked backward (parallel in time) beat the sequential one on every measured shape.
+      // The chunked backward (parallel in time) beat the sequential one on every shape of the
+      // committed H200 tune (reports/results/h200/2026-11-29-s2/measure/tune/).
       c.impl = "chunked";
       c.team_size = c.channels_per_team = std::min(128, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team = std::min(64, cpg_up);
