@@ -43,7 +43,7 @@ std::string backend_help() {
 
 std::string impl_help() {
   return "the kernel configuration: auto (the tuning cache's config when there is one, else the op's heuristic "
-         "config) or an implementation name (the heuristic config with that implementation); `scanlab list` names "
+         "config) or an implementation name (the heuristic rule for that implementation); `scanlab list` names "
          "them. Ignored by the reference and exec backends";
 }
 

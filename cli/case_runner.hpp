@@ -63,10 +63,24 @@ struct TunedConfig {
   static inline std::function<std::optional<Config>(const Problem&, BackendKind)> lookup;
 };
 
+// The heuristic config with a named implementation: the op's own rule for it where the op has one
+// (OpTraits::heuristic_for_impl), else the heuristic with only its implementation changed.
+template <class T>
+auto heuristic_with_impl(const typename T::Problem& p, BackendKind kind, const std::string& impl, int)
+    -> decltype(T::heuristic_for_impl(p, kind, impl)) {
+  return T::heuristic_for_impl(p, kind, impl);
+}
+template <class T>
+typename T::Config heuristic_with_impl(const typename T::Problem& p, BackendKind kind, const std::string& impl, long) {
+  typename T::Config c = T::heuristic(p, kind);
+  T::set_impl(c, impl);
+  return c;
+}
+
 // The config a kernel backend runs with:
 //   config given: that config (it must be valid for the problem and backend);
 //   "auto": the tuning cache's config when there is one, else the heuristic config;
-//   NAME: the heuristic config with its implementation replaced by NAME.
+//   NAME: the heuristic rule for implementation NAME (heuristic_with_impl).
 // An unknown implementation or an invalid config throws std::invalid_argument with the reason.
 template <class T>
 typename T::Config resolve_config(const typename T::Problem& p, BackendKind kind, const ImplRequest& request) {
@@ -96,9 +110,8 @@ typename T::Config resolve_config(const typename T::Problem& p, BackendKind kind
   if (!known)
     throw std::invalid_argument(std::string(T::name) + ": unknown implementation '" + request.impl +
                                 "' (--impl auto or one of: " + list + ")");
-  Config c = T::heuristic(p, kind);
-  T::set_impl(c, request.impl);
-  return check_valid(c, "--impl " + request.impl + " (the heuristic config with impl " + request.impl + ")");
+  return check_valid(heuristic_with_impl<T>(p, kind, request.impl, 0),
+                     "--impl " + request.impl + " (the heuristic config with impl " + request.impl + ")");
 }
 
 // What one run produced.

@@ -70,6 +70,10 @@ struct OpTraits<SelectiveScanProblem> {
     return kernels::run_selective_scan(p, in, kind, c);
   }
   static Config heuristic(const Problem& p, BackendKind kind) { return kernels::selective_scan_heuristic_config(p, kind); }
+  // The rule for a named implementation (its own team shape and chunk), for --impl NAME.
+  static Config heuristic_for_impl(const Problem& p, BackendKind kind, const std::string& impl) {
+    return kernels::selective_scan_heuristic_config(p, kind, impl);
+  }
   static std::vector<Config> candidates(const Problem& p, BackendKind kind) {
     return kernels::selective_scan_candidate_configs(p, kind);
   }
@@ -114,6 +118,9 @@ struct OpTraits<StateSpaceV1Problem> {
   // Configs are selective_scan's, judged on the selective_scan problem the kernels run.
   static Config heuristic(const Problem& p, BackendKind kind) {
     return kernels::selective_scan_heuristic_config(p.as_selective_scan(), kind);
+  }
+  static Config heuristic_for_impl(const Problem& p, BackendKind kind, const std::string& impl) {
+    return kernels::selective_scan_heuristic_config(p.as_selective_scan(), kind, impl);
   }
   static std::vector<Config> candidates(const Problem& p, BackendKind kind) {
     return kernels::selective_scan_candidate_configs(p.as_selective_scan(), kind);

@@ -49,4 +49,40 @@ KOKKOS_INLINE_FUNCTION float load_readonly(const float* p) {
 #endif
 }
 
+// Asynchronous copies from global memory into level-0 team scratch: cp.async on sm_80 and later
+// (the copy is in flight while the thread goes on; no register holds the data), a plain copy
+// elsewhere. A team makes copies visible with async_copy_commit() after issuing them,
+// async_copy_wait<K>() (all but the K most recent committed groups have landed) and then a team
+// barrier. The 4-float form needs 16-byte aligned source and destination.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define SCANLAB_CP_ASYNC 1
+#endif
+KOKKOS_INLINE_FUNCTION void async_copy_f32(float* scratch_dst, const float* src) {
+#if defined(SCANLAB_CP_ASYNC)
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(scratch_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+#else
+  *scratch_dst = *src;
+#endif
+}
+KOKKOS_INLINE_FUNCTION void async_copy_f32x4(float* scratch_dst, const float* src) {
+#if defined(SCANLAB_CP_ASYNC)
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(scratch_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+#else
+  for (int i = 0; i < 4; ++i) scratch_dst[i] = src[i];
+#endif
+}
+KOKKOS_INLINE_FUNCTION void async_copy_commit() {
+#if defined(SCANLAB_CP_ASYNC)
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int kPending>
+KOKKOS_INLINE_FUNCTION void async_copy_wait() {
+#if defined(SCANLAB_CP_ASYNC)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
 }  // namespace scanlab::device_math

@@ -55,6 +55,8 @@
 
 #include "device_math.hpp"
 #include "selective_scan_config.hpp"
+#include "sfu.hpp"
+#include "streaming.hpp"
 
 namespace scanlab::kernels {
 
@@ -155,6 +157,8 @@ struct Params {
   float *part_dD = nullptr, *part_ddelta_bias = nullptr, *part_dB_step = nullptr, *part_dC_step = nullptr;
 
   ForwardScratch fwd_scratch;
+  TiledScratch tiled_scratch;
+  TiledBackwardScratch tiled_bwd_scratch;
   AdjointScratch adj_scratch;
   BackwardScratch bwd_scratch;
 
@@ -290,13 +294,16 @@ KOKKOS_INLINE_FUNCTION void stage_bc(const Member& team, const Params& p, index_
 // Visits every (row, k) of `rows` consecutive channels × `len` consecutive steps of a (b, d, t)
 // tensor across the team, consecutive iterations on consecutive addresses: k fastest when
 // seqlen is contiguous (selective_scan's layout), the row fastest when dim is (state_space_v1's).
+// rows·len fits 32 bits (a team's tile), so the index arithmetic is 32-bit: 64-bit division is a
+// long software sequence on GPUs.
 template <class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_each_sequence_element(const Member& team, const Params& p, index_t rows, index_t len,
                                                       const F& f) {
   const bool time_contiguous = p.st.seq_time == 1;
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * len), [&](const index_t i) {
-    if (time_contiguous) f(i / len, i % len);
-    else f(i % rows, i / rows);
+  const int r = int(rows), l = int(len);
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * l), [&](const int i) {
+    if (time_contiguous) f(index_t(i / l), index_t(i % l));
+    else f(index_t(i % r), index_t(i / r));
   });
 }
 
@@ -452,6 +459,409 @@ struct ForwardScan {
         for (index_t n = 0; n < N; ++n) p.last_state[p.state(w.b, d, n)] = h[n];
       }
     }
+  }
+};
+
+// A 16-byte aligned address inside a team's scratch (the float4 reads and cp.async need it).
+KOKKOS_INLINE_FUNCTION float* align16(float* p) {
+  return reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15));
+}
+KOKKOS_INLINE_FUNCTION streaming::Float4 load4(const float* p) { return *reinterpret_cast<const streaming::Float4*>(p); }
+KOKKOS_INLINE_FUNCTION void store4(float* p, const streaming::Float4& v) { *reinterpret_cast<streaming::Float4*>(p) = v; }
+
+// Up to four (b, d, t) tensors moved between global memory and [row][k] team-scratch tiles
+// (row stride `row`, a multiple of 4): rows channels from d0, steps [t0, t0 + len).
+struct SequenceTile {
+  const float* src[4] = {nullptr, nullptr, nullptr, nullptr};  // copy-in: tensor i → tile i
+  float* dst[4] = {nullptr, nullptr, nullptr, nullptr};        // copy-in: the tiles; copy-out: tensors
+  int count = 0;
+  index_t row = 0;
+};
+
+// Issues asynchronous copies of every tensor of `tile` (without committing). Along seqlen in
+// 16-byte pieces when every row start and t0 are 16-byte aligned; else element by element along
+// whichever axis is contiguous. Tile-local indices are 32-bit: 64-bit division is a long
+// software sequence on GPUs.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
+                                                index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
+  namespace dm = device_math;
+  if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
+    const int quads = int(len + 3) / 4;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
+      const int row = i / quads, k = (i % quads) * 4;
+      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
+      for (int m = 0; m < tile.count; ++m) {
+        if (k + 4 <= len) dm::async_copy_f32x4(tile.dst[m] + slot, tile.src[m] + at);
+        else for (index_t j = 0; j < len - k; ++j) dm::async_copy_f32(tile.dst[m] + slot + j, tile.src[m] + at + j);
+      }
+    });
+  } else {
+    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) {
+      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
+      for (int m = 0; m < tile.count; ++m) dm::async_copy_f32(tile.dst[m] + slot, tile.src[m] + at);
+    });
+  }
+}
+
+// Stores tiles [row][k] (tile.src, scratch) to their tensors (tile.dst), coalesced like the copy-in.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void store_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
+                                                index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
+  if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
+    const int quads = int(len + 3) / 4;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
+      const int row = i / quads, k = (i % quads) * 4;
+      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
+      for (int m = 0; m < tile.count; ++m) {
+        if (k + 4 <= len) store4(tile.dst[m] + at, load4(tile.src[m] + slot));
+        else for (index_t j = 0; j < len - k; ++j) tile.dst[m][at + j] = tile.src[m][slot + j];
+      }
+    });
+  } else {
+    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) {
+      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
+      for (int m = 0; m < tile.count; ++m) tile.dst[m][at] = tile.src[m][slot];
+    });
+  }
+}
+
+// Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into [n][k] tiles.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, float* Bs, float* Cs, index_t bc_row,
+                                          index_t b, index_t g, index_t t0, index_t len) {
+  namespace dm = device_math;
+  if (p.st.B_time == 1 && p.st.C_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
+    const int quads = int(len + 3) / 4;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(p.dstate) * quads), [&](const int i) {
+      const int n = i / quads, k = (i % quads) * 4;
+      const index_t slot = n * bc_row + k, atB = p.B_step(b, g, n, t0 + k), atC = p.C_step(b, g, n, t0 + k);
+      if (k + 4 <= len) {
+        dm::async_copy_f32x4(Bs + slot, p.B + atB);
+        dm::async_copy_f32x4(Cs + slot, p.C + atC);
+      } else {
+        for (index_t j = 0; j < len - k; ++j) {
+          dm::async_copy_f32(Bs + slot + j, p.B + atB + j);
+          dm::async_copy_f32(Cs + slot + j, p.C + atC + j);
+        }
+      }
+    });
+  } else {  // states contiguous (state_space_v1's (b, L, N)): n fastest
+    const int states = int(p.dstate);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, states * int(len)), [&](const int i) {
+      const int n = i % states, k = i / states;
+      dm::async_copy_f32(Bs + n * bc_row + k, p.B + p.B_step(b, g, n, t0 + k));
+      dm::async_copy_f32(Cs + n * bc_row + k, p.C + p.C_step(b, g, n, t0 + k));
+    });
+  }
+}
+
+// Four (kJ = 4, one 16-byte read) or one consecutive floats of a scratch row.
+template <int kJ>
+KOKKOS_INLINE_FUNCTION void load_steps(const float* row, float (&v)[kJ]) {
+  if (kJ == 4) {
+    const streaming::Float4 q = load4(row);
+    v[0] = q.x; v[1 % kJ] = q.y; v[2 % kJ] = q.z; v[3 % kJ] = q.w;
+  } else {
+    for (int j = 0; j < kJ; ++j) v[j] = row[j];
+  }
+}
+
+// "tiled"'s forward (selective_scan_config.hpp). Team = (b, g, channel tile); the team runs
+// channels_per_team / team_size passes of team_size channels (one per thread, rows of the tiles).
+// Per pass, time goes tile by tile (tiles end at chunk boundaries, where the states are saved
+// for a backward): tile i+1's copies are issued before tile i computes, so each thread keeps one
+// tile of copies in flight; two barriers per tile (inputs landed; outputs written).
+template <class Space, int kN>
+struct ForwardTiled {
+  static_assert(kN > 0, "tiled keeps the states in registers");
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  KOKKOS_INLINE_FUNCTION index_t tile_end(index_t t) const {
+    return min_index(min_index(t + p.time_tile, (t / p.chunk_len + 1) * p.chunk_len), p.seqlen);
+  }
+
+  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, float* base, index_t b, index_t g, index_t first,
+                                         index_t rows, index_t t0, index_t len, int buf) const {
+    const TiledScratch& s = p.tiled_scratch;
+    float* const set = base + buf * s.buffer;
+    SequenceTile tile;
+    tile.row = s.row;
+    tile.src[0] = p.u; tile.dst[0] = set + s.u;
+    tile.src[1] = p.delta; tile.dst[1] = set + s.dt;
+    tile.count = 2;
+    if (s.z >= 0) { tile.src[2] = p.z; tile.dst[2] = set + s.z; tile.count = 3; }
+    issue_sequence_tile(team, p, tile, b, g * p.channels_per_group + first, rows, t0, len);
+    issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    device_math::async_copy_commit();
+  }
+
+  // kJ consecutive steps from k of this thread's row: inputs from the tile, states in registers,
+  // outputs into the output tile.
+  template <int kJ>
+  KOKKOS_INLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, index_t k, float (&h)[kN],
+                                    const float (&A2)[kN], float bias, float D_d) const {
+    const TiledScratch& s = p.tiled_scratch;
+    float x[kJ], raw[kJ], dt[kJ], y[kJ];
+    load_steps<kJ>(set + s.u + row * s.row + k, x);
+    load_steps<kJ>(set + s.dt + row * s.row + k, raw);
+    SCANLAB_UNROLL
+    for (int j = 0; j < kJ; ++j) {
+      const float r = raw[j] + bias;
+      dt[j] = p.softplus ? softplus_f32(r) : r;
+      y[j] = 0.0f;
+    }
+    SCANLAB_UNROLL
+    for (int n = 0; n < kN; ++n) {
+      float bn[kJ], cn[kJ];
+      load_steps<kJ>(set + s.B + n * s.bc_row + k, bn);
+      load_steps<kJ>(set + s.C + n * s.bc_row + k, cn);
+      SCANLAB_UNROLL
+      for (int j = 0; j < kJ; ++j) {
+        const float a = sfu_exp2_subnormal(dt[j] * A2[n]);
+        h[n] = a * h[n] + dt[j] * bn[j] * x[j];  // the oracle's association (its underflow terms)
+        y[j] += cn[j] * h[n];
+      }
+    }
+    if (s.z >= 0) {
+      float zv[kJ];
+      load_steps<kJ>(set + s.z + row * s.row + k, zv);
+      SCANLAB_UNROLL
+      for (int j = 0; j < kJ; ++j) y[j] = (y[j] + D_d * x[j]) * gate_f32(p.gate, zv[j]).act;
+    } else {
+      SCANLAB_UNROLL
+      for (int j = 0; j < kJ; ++j) y[j] += D_d * x[j];
+    }
+    if (kJ == 4) store4(out_row + k, streaming::Float4{y[0], y[1 % kJ], y[2 % kJ], y[3 % kJ]});
+    else out_row[k] = y[0];
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    namespace dm = device_math;
+    const TiledScratch& s = p.tiled_scratch;
+    const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
+    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, s.total));
+    const index_t thread = team.team_rank(), T = p.team_size, passes = p.channels_per_team / T;
+    for (index_t pass = 0; pass < passes; ++pass) {
+      const index_t first = w.tile * p.channels_per_team + pass * T;
+      const index_t rows = min_index(T, p.channels_per_group - first);
+      if (rows <= 0) break;  // the group's last tile: no channels left (uniform across the team)
+      const bool active = thread < rows;
+      const index_t d = w.g * p.channels_per_group + first + (active ? thread : 0);
+      float h[kN], A2[kN];
+      SCANLAB_UNROLL
+      for (int n = 0; n < kN; ++n) {
+        // exp(dt·A) = 2^(dt·A·log2 e): one MUFU.EX2 (the error bound counts the extra rounding)
+        // with subnormal results kept (sfu_exp2_subnormal)
+        A2[n] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;
+        h[n] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
+      }
+      const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
+      const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+
+      issue_tile(team, base, w.b, w.g, first, rows, 0, tile_end(0), 0);
+      int buf = 0;
+      for (index_t t0 = 0; t0 < p.seqlen;) {
+        const index_t t1 = tile_end(t0), len = t1 - t0;
+        if (t1 < p.seqlen) {
+          issue_tile(team, base, w.b, w.g, first, rows, t1, tile_end(t1) - t1, buf ^ 1);
+          dm::async_copy_wait<1>();
+        } else {
+          dm::async_copy_wait<0>();
+        }
+        team.team_barrier();  // tile t0 has landed for the whole team
+        float* const out = base + s.out + buf * s.out_tile;
+        if (active) {
+          if (p.save_chunk_states && t0 % p.chunk_len == 0) {
+            SCANLAB_UNROLL
+            for (int n = 0; n < kN; ++n) p.chunk_states[p.chunk_slot(w.b, t0 / p.chunk_len, n, d)] = h[n];
+          }
+          const float* const set = base + buf * s.buffer;
+          float* const out_row = out + thread * s.row;
+          index_t k = 0;
+          for (; k + 4 <= len; k += 4) steps<4>(set, out_row, thread, k, h, A2, bias, D_d);
+          for (; k < len; ++k) steps<1>(set, out_row, thread, k, h, A2, bias, D_d);
+        }
+        team.team_barrier();  // the output tile is written; buffer `buf` may be refilled
+        SequenceTile store;
+        store.row = s.row;
+        store.src[0] = out; store.dst[0] = p.out; store.count = 1;
+        store_sequence_tile(team, p, store, w.b, w.g * p.channels_per_group + first, rows, t0, len);
+        t0 = t1;
+        buf ^= 1;
+      }
+      if (active) {
+        SCANLAB_UNROLL
+        for (int n = 0; n < kN; ++n) p.last_state[p.state(w.b, d, n)] = h[n];
+      }
+    }
+  }
+};
+
+// "tiled"'s backward (selective_scan_config.hpp): one team walks a pass of team_size channels
+// (one per thread) through the chunks from last to first; chunk c-1's copies are in flight while
+// chunk c computes. Per chunk, the thread holds its channel's kK steps in registers and runs the
+// states one at a time: the chunk's h and exp(dt·A) of state n are recomputed from its saved
+// chunk-start state, then its adjoint g walks back over the chunk, adding each gradient term to
+// the step's du, ddelta in registers. Per-step dB, dC of state n are summed over
+// the team's threads in thread order through team scratch (blocks alternate by n, so one barrier
+// per state), by thread k (dB) and kK + k (dC). dA, dD, ddelta_bias per channel go to the
+// partials that ReduceChannelPartials sums in a fixed order.
+template <class Space, int kK>
+struct BackwardTiled {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  KOKKOS_INLINE_FUNCTION void issue_chunk(const Member& team, float* base, index_t b, index_t g, index_t d0,
+                                          index_t rows, index_t chunk, int buf) const {
+    const TiledBackwardScratch& s = p.tiled_bwd_scratch;
+    float* const set = base + buf * s.buffer;
+    const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
+    SequenceTile tile;
+    tile.row = s.row;
+    tile.src[0] = p.u; tile.dst[0] = set + s.u;
+    tile.src[1] = p.delta; tile.dst[1] = set + s.dt;
+    tile.src[2] = p.dout; tile.dst[2] = set + s.dout;
+    tile.count = 3;
+    if (s.z >= 0) { tile.src[3] = p.z; tile.dst[3] = set + s.z; tile.count = 4; }
+    issue_sequence_tile(team, p, tile, b, d0, rows, t0, len);
+    issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    device_math::async_copy_commit();
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    namespace dm = device_math;
+    const TiledBackwardScratch& s = p.tiled_bwd_scratch;
+    const TeamWork w = team_work(team.league_rank(), 1, p.bwd_tiles, p.groups);
+    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, s.total));
+    const index_t thread = team.team_rank(), T = p.bwd_team_size, N = p.dstate;
+    const index_t first = w.tile * T, rows = min_index(T, p.channels_per_group - first);
+    const index_t d0 = w.g * p.channels_per_group + first;
+    const bool active = thread < rows;
+    const index_t d = d0 + (active ? thread : 0);
+    float* const adjoint = base + s.adjoint + thread;  // [n][thread]
+    float* const dA_sum = base + s.dA + thread;
+    for (index_t n = 0; n < N; ++n) {
+      adjoint[n * T] = active && p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
+      dA_sum[n * T] = 0.0f;
+    }
+    const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
+    const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+    float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
+
+    issue_chunk(team, base, w.b, w.g, d0, rows, p.num_chunks - 1, 0);
+    int buf = 0;
+    for (index_t chunk = p.num_chunks - 1; chunk >= 0; --chunk) {
+      const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
+      dm::async_copy_wait<0>();
+      team.team_barrier();  // this chunk has landed; the previous chunk's outputs are stored
+      if (chunk > 0) issue_chunk(team, base, w.b, w.g, d0, rows, chunk - 1, buf ^ 1);
+      float* const set = base + buf * s.buffer;
+      float* const u_row = set + s.u + thread * s.row;
+      float* const dt_row = set + s.dt + thread * s.row;
+      float* const z_row = s.z >= 0 ? set + s.z + thread * s.row : nullptr;
+      const float* const dout_row = set + s.dout + thread * s.row;
+
+      // The thread's steps; steps past len (and inactive threads) are zeros and add nothing.
+      float x[kK], dt[kK], dy[kK], du[kK], ddt[kK], y[kK];
+      SCANLAB_UNROLL
+      for (int k = 0; k < kK; ++k) {
+        x[k] = dt[k] = dy[k] = du[k] = ddt[k] = y[k] = 0.0f;
+        if (active && k < len) {
+          x[k] = u_row[k];
+          const float raw = dt_row[k] + bias;
+          dt[k] = p.softplus ? softplus_f32(raw) : raw;
+          dy[k] = dout_row[k];
+          if (z_row) dy[k] *= gate_f32(p.gate, z_row[k]).act;
+        }
+      }
+      const float* const Bs = set + s.B;
+      const float* const Cs = set + s.C;
+      float* const contrib_base = base + s.contrib;
+      for (index_t n = 0; n < N; ++n) {
+        const float A_n = dm::load_readonly(p.A + d * N + n), A2 = A_n * 1.4426950408889634f;
+        const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
+        float h[kK], a[kK];
+        float hp = h_start;
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {
+          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
+          a[k] = sfu_exp2_subnormal(dt[k] * A2);
+          h[k] = a[k] * hp + dt[k] * Bk * x[k];
+          hp = h[k];
+        }
+        float* const contrib = contrib_base + (n & 1) * s.contrib_block + thread * s.contrib_row;
+        float g = adjoint[n * T], dA_chunk = 0.0f;
+        SCANLAB_UNROLL
+        for (int k = kK - 1; k >= 0; --k) {
+          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
+          const float Ck = k < len ? Cs[n * s.bc_row + k] : 0.0f;
+          y[k] += Ck * h[k];
+          g += Ck * dy[k];  // ∂ℒ/∂h_k
+          const float h_prev = k > 0 ? h[k - 1] : h_start;
+          // Each term in the oracle's association: a product that underflows early and is then
+          // scaled up would carry more than the error bound's underflow terms allow.
+          const float g_dt = g * dt[k];
+          du[k] += g_dt * Bk;
+          ddt[k] += g * (A_n * a[k] * h_prev + Bk * x[k]);
+          dA_chunk += g * h_prev * a[k] * dt[k];
+          contrib[k] = g_dt * x[k];        // dB_k[n] of this channel
+          contrib[kK + k] = dy[k] * h[k];  // dC_k[n]
+          g *= a[k];                       // ∂ℒ/∂h_{k-1} through h_k
+        }
+        adjoint[n * T] = g;
+        dA_sum[n * T] += dA_chunk;
+        team.team_barrier();  // every thread's contributions of state n are in block n & 1
+        const float* const block = contrib_base + (n & 1) * s.contrib_block;
+        for (index_t col = thread; col < 2 * kK; col += T) {
+          const index_t k = col < kK ? col : col - kK;
+          if (k >= len) continue;
+          float sum = 0.0f;
+          for (index_t r = 0; r < T; ++r) sum += block[r * s.contrib_row + col];
+          const index_t t = t0 + k;
+          if (col < kK) {
+            if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, n, t)] = sum;
+            else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, n, t)] = sum;
+          } else {
+            if (p.bwd_tiles == 1) p.dC[p.C_step(w.b, w.g, n, t)] = sum;
+            else p.part_dC_step[p.step_partial(w.b, w.g, w.tile, n, t)] = sum;
+          }
+        }
+      }
+
+      // Per-step gradients over the thread's own row of the tile (only it reads that row).
+      if (active) {
+        for (index_t k = 0; k < len; ++k) {
+          const float raw = dt_row[k] + bias;
+          const float ddelta = p.softplus ? ddt[k] * softplus_slope_f32(raw) : ddt[k];
+          u_row[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];
+          dD_sum += dy[k] * x[k];
+          ddelta_bias_sum += ddelta;
+          dt_row[k] = ddelta;
+          if (z_row) z_row[k] = dout_row[k] * gate_f32(p.gate, z_row[k]).slope * (y[k] + D_d * x[k]);  // dz
+        }
+      }
+      team.team_barrier();  // the gradient tiles are complete
+      SequenceTile store;
+      store.row = s.row;
+      store.src[0] = set + s.u; store.dst[0] = p.du;
+      store.src[1] = set + s.dt; store.dst[1] = p.ddelta;
+      store.count = 2;
+      if (s.z >= 0) { store.src[2] = set + s.z; store.dst[2] = p.dz; store.count = 3; }
+      store_sequence_tile(team, p, store, w.b, d0, rows, t0, len);
+      buf ^= 1;
+    }
+
+    if (!active) return;
+    for (index_t n = 0; n < N; ++n) {
+      if (p.has_initial_state) p.dinitial_state[p.state(w.b, d, n)] = adjoint[n * T];
+      p.part_dA[p.channel_partial(w.b, 0, n, d)] = dA_sum[n * T];
+    }
+    if (p.has_D) p.part_dD[p.channel_partial(w.b, 0, d)] = dD_sum;
+    if (p.has_delta_bias) p.part_ddelta_bias[p.channel_partial(w.b, 0, d)] = ddelta_bias_sum;
   }
 };
 
@@ -808,7 +1218,7 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   q.B_per_step = p.B_per_step; q.C_per_step = p.C_per_step; q.has_D = p.has_D; q.has_z = p.has_z;
   q.has_delta_bias = p.has_delta_bias; q.softplus = p.delta_softplus; q.has_initial_state = p.has_initial_state;
   q.has_dlast_state = p.has_dlast_state; q.gate = p.gate_activation;
-  q.save_chunk_states = p.with_backward && c.impl == "sequential";
+  q.save_chunk_states = p.with_backward && c.impl != "chunked";
   q.channels_per_team = c.channels_per_team; q.team_size = c.team_size;
   q.fwd_tiles = ceil_div(q.channels_per_group, c.channels_per_team);
   q.time_tile = effective_time_tile(p, c); q.chunk_len = effective_chunk_len(p, c);
@@ -835,6 +1245,8 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   q.part_dD = at(l.part_dD); q.part_ddelta_bias = at(l.part_ddelta_bias);
   q.part_dB_step = at(l.part_dB_step); q.part_dC_step = at(l.part_dC_step);
   q.fwd_scratch = forward_scratch(p, c);
+  q.tiled_scratch = tiled_scratch(p, c);
+  q.tiled_bwd_scratch = tiled_backward_scratch(p, c);
   q.adj_scratch = adjoint_scratch(p, c);
   q.bwd_scratch = backward_scratch(p, c);
   return q;
@@ -862,6 +1274,15 @@ template <class Space, int kN>
 void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams_per_chunk = q.batch * q.groups * q.fwd_tiles;
   const index_t scratch = q.fwd_scratch.total;
+  if (c.impl == "tiled") {
+    if constexpr (kN > 0) {
+      Kokkos::parallel_for("scanlab::selective_scan_forward_tiled",
+                           team_policy(space, teams_per_chunk, q.team_size, 0, q.tiled_scratch.total),
+                           ForwardTiled<Space, kN>{q});
+      return;
+    }
+    throw std::invalid_argument("selective_scan forward: tiled needs dstate_static");  // invalid_reason() says so first
+  }
   if (c.impl == "sequential") {
     Kokkos::parallel_for("scanlab::selective_scan_forward_sequential",
                          team_policy(space, teams_per_chunk, q.team_size, q.scratch_level, scratch),
@@ -976,7 +1397,15 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   const detail::Params q = detail::make_params(p, c, t, w);
   using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
   const index_t teams = q.batch * q.groups * q.bwd_tiles;
-  if (c.impl == "sequential") {
+  if (c.impl == "tiled") {
+    auto launch = [&](auto chunk) {
+      Kokkos::parallel_for("scanlab::selective_scan_backward_tiled",
+                           detail::team_policy(space, teams, q.bwd_team_size, 0, q.tiled_bwd_scratch.total),
+                           detail::BackwardTiled<Space, decltype(chunk)::value>{q});
+    };
+    if (c.chunk_len == 8) launch(std::integral_constant<int, 8>());
+    else launch(std::integral_constant<int, 16>());  // invalid_reason() allows 8 and 16 only
+  } else if (c.impl == "sequential") {
     Kokkos::parallel_for("scanlab::selective_scan_backward_sequential",
                          detail::team_policy(space, teams, q.bwd_team_size, q.scratch_level, q.bwd_scratch.total),
                          detail::BackwardChunks<Space, false>{q});

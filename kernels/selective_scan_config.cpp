@@ -53,6 +53,59 @@ ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveSca
   return s;
 }
 
+TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  TiledScratch s;
+  const std::int64_t tile = effective_time_tile(p, c), tile4 = (tile + 3) / 4 * 4, rows = c.team_size;
+  s.row = tile4 + 4;
+  s.bc_row = tile4;
+  std::int64_t off = 0;
+  s.u = take(off, rows * s.row);
+  s.dt = take(off, rows * s.row);
+  if (p.has_z) s.z = take(off, rows * s.row);
+  s.B = take(off, p.dstate * s.bc_row);
+  s.C = take(off, p.dstate * s.bc_row);
+  s.buffer = off;
+  off *= 2;
+  s.out_tile = rows * s.row;
+  s.out = take(off, 2 * s.out_tile);
+  s.total = off + 4;  // slack for aligning the base to 16 bytes
+  return s;
+}
+
+std::int64_t forward_scratch_floats(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  return c.impl == "tiled" ? tiled_scratch(p, c).total : forward_scratch(p, c).total;
+}
+
+TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  TiledBackwardScratch s;
+  const std::int64_t K = effective_chunk_len(p, c), K4 = (K + 3) / 4 * 4, rows = c.bwd_team_size;
+  s.row = K4 + 4;
+  s.bc_row = K4;
+  std::int64_t off = 0;
+  s.u = take(off, rows * s.row);
+  s.dt = take(off, rows * s.row);
+  if (p.has_z) s.z = take(off, rows * s.row);
+  s.dout = take(off, rows * s.row);
+  s.B = take(off, p.dstate * s.bc_row);
+  s.C = take(off, p.dstate * s.bc_row);
+  s.buffer = off;
+  off *= 2;
+  s.adjoint = take(off, p.dstate * rows);
+  s.dA = take(off, p.dstate * rows);
+  s.contrib_row = 2 * std::int64_t(c.chunk_len) + 1;  // the kernel's compile-time chunk, not the clamped one
+  s.contrib_block = rows * s.contrib_row;
+  s.contrib = take(off, 2 * s.contrib_block);
+  s.total = off + 4;  // slack for aligning the base to 16 bytes
+  return s;
+}
+
+std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  if (c.impl == "tiled") return tiled_backward_scratch(p, c).total;
+  std::int64_t floats = backward_scratch(p, c).total;
+  if (c.impl == "chunked") floats = std::max(floats, adjoint_scratch(p, c).total);
+  return floats;
+}
+
 AdjointScratch adjoint_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   AdjointScratch s;
   std::int64_t off = 0;
@@ -141,11 +194,12 @@ std::int64_t backward_league(const SelectiveScanProblem& p, const SelectiveScanC
 
 std::vector<int> selective_scan_static_dstates() { return static_dstates(); }
 
-std::vector<std::string> selective_scan_implementations() { return {"sequential", "chunked"}; }
+std::vector<std::string> selective_scan_implementations() { return {"sequential", "chunked", "tiled"}; }
 
 std::vector<std::string> selective_scan_config_fields() {
   return {
-      "impl: sequential (one thread walks a channel through time) or chunked (parallel in time)",
+      "impl: sequential (one thread walks a channel through time), chunked (parallel in time) or tiled (sequential's "
+      "forward through double-buffered, asynchronously filled team tiles; registers and per-step B, C only)",
       "dstate_static: compile-time dstate 1,2,4,8,16,32,64 (states in registers; must equal dstate) or 0 (generic)",
       "channels_per_team: forward channels of one group per team (per-step B, C staged once per team)",
       "team_size: forward threads per team; each owns channels_per_team/team_size channels in turn",
@@ -255,7 +309,7 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   std::vector<std::string> why;
   const auto impls = selective_scan_implementations();
   if (std::find(impls.begin(), impls.end(), impl) == impls.end())
-    why.push_back("unknown implementation '" + impl + "' (expected sequential or chunked)");
+    why.push_back("unknown implementation '" + impl + "' (expected sequential, chunked or tiled)");
   const auto& statics = static_dstates();
   if (dstate_static != 0 && std::find(statics.begin(), statics.end(), dstate_static) == statics.end())
     why.push_back("dstate_static " + std::to_string(dstate_static) + " is not a compiled specialisation (0, 1, 2, 4, 8, 16, 32 or 64)");
@@ -281,6 +335,16 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   if (sizes_ok && bwd_channels_per_team % bwd_team_size != 0)
     why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " does not divide bwd_channels_per_team " +
                   std::to_string(bwd_channels_per_team));
+  if (impl == "tiled") {
+    if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
+    if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");
+    if (scratch_level != 0) why.push_back("tiled copies into on-chip team scratch: scratch_level must be 0");
+    if (stage_io != 0) why.push_back("tiled always stages its inputs: stage_io must be 0");
+    if (p.with_backward && chunk_len != 8 && chunk_len != 16)
+      why.push_back("tiled's backward keeps a chunk in registers: chunk_len must be 8 or 16");
+    if (p.with_backward && sizes_ok && bwd_channels_per_team != bwd_team_size)
+      why.push_back("tiled's backward runs one channel per thread: bwd_channels_per_team must equal bwd_team_size");
+  }
   const bool kokkos = backend == BackendKind::serial || backend == BackendKind::openmp || backend == BackendKind::cuda;
   if (!kokkos) why.push_back("backend " + to_string(backend) + " does not run Kokkos kernels");
   if (why.empty()) {
@@ -300,11 +364,8 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
                       " offers " + std::to_string(max_scratch) + " at level " + std::to_string(scratch_level) +
                       " (fewer channels per team, a shorter time_tile/chunk_len or scratch_level 1)");
     };
-    check_scratch("the forward", detail::forward_scratch(p, *this).total);
-    if (p.with_backward) {
-      check_scratch("the backward", detail::backward_scratch(p, *this).total);
-      if (is_chunked(*this)) check_scratch("the chunk-local adjoint", detail::adjoint_scratch(p, *this).total);
-    }
+    check_scratch("the forward", detail::forward_scratch_floats(p, *this));
+    if (p.with_backward) check_scratch("the backward", detail::backward_scratch_floats(p, *this));
     const auto w = selective_scan_workspace_layout(p, *this);
     if (w.total_floats < 0) why.push_back("the workspace would exceed 2^59 floats");
     if (forward_league(p, *this) > INT_MAX || (p.with_backward && backward_league(p, *this) > INT_MAX))
@@ -371,12 +432,9 @@ void fit_scratch(const SelectiveScanProblem& p, BackendKind backend, SelectiveSc
   const std::int64_t limit = limits.max_scratch_bytes[0];
   const int min_team = backend == BackendKind::cuda ? 32 : 1;
   auto bytes = [](std::int64_t floats) { return detail::scratch_request_bytes(floats); };
-  auto forward_bytes = [&]() { return bytes(detail::forward_scratch(p, c).total); };
+  auto forward_bytes = [&]() { return bytes(detail::forward_scratch_floats(p, c)); };
   auto backward_bytes = [&]() {
-    if (!p.with_backward) return std::int64_t(0);
-    std::int64_t floats = detail::backward_scratch(p, c).total;
-    if (is_chunked(c)) floats = std::max(floats, detail::adjoint_scratch(p, c).total);
-    return bytes(floats);
+    return p.with_backward ? bytes(detail::backward_scratch_floats(p, c)) : std::int64_t(0);
   };
   auto halve_team = [&](int& channels, int& threads) {
     if (channels <= min_team) return false;
@@ -402,7 +460,8 @@ int static_dstate_for(const SelectiveScanProblem& p) {
 
 }  // namespace
 
-SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend) {
+SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend,
+                                                    const std::string& impl) {
   SelectiveScanConfig c;
   // Registers beat scratch even where they spill: in a session-1 H200 probe (not a committed run)
   // at (8,4096,64,2048) the forward with dstate_static 64 (255 registers, spilling) took 12 ms, the
@@ -410,24 +469,33 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
   c.dstate_static = static_dstate_for(p);
   const std::int64_t cpg = p.channels_per_group();
   const std::int64_t channels = p.batch * p.dim;
+  const bool tiled_applies = c.dstate_static != 0 && p.B_per_step && p.C_per_step;
   if (backend == BackendKind::cuda) {
     const int cpg_up = int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
+    if (!impl.empty()) c.impl = impl;
+    else if (p.with_backward) c.impl = "chunked";
+    else if (channels >= 16384) c.impl = tiled_applies ? "tiled" : "sequential";
+    else c.impl = "chunked";
     c.time_tile = 32;
     c.stage_io = 0;  // staged loads were 1.6x slower in the forward in a session-1 H200 probe (uncommitted; tunable)
-    if (p.with_backward) {
+    if (c.impl == "tiled") {
+      // 32 channels per team keep the double-buffered tiles of 16 steps at 24 KB, so eight teams
+      // fit an SM's shared memory; the backward's chunk of 16 keeps its registers below spilling.
+      c.team_size = c.channels_per_team = std::min(32, cpg_up);
+      c.time_tile = 16;
+      c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
+      c.chunk_len = 16;
+    } else if (p.with_backward) {
       // The chunked backward (parallel in time) beat the sequential one on every shape of the
       // committed H200 tune (reports/results/h200/2026-11-29-s2/measure/tune/).
-      c.impl = "chunked";
       c.team_size = c.channels_per_team = std::min(128, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team = std::min(64, cpg_up);
       c.chunk_len = 8;
-    } else if (channels >= 16384) {
-      c.impl = "sequential";
+    } else if (c.impl == "sequential") {
       c.team_size = c.channels_per_team = std::min(64, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
       c.chunk_len = 16;
     } else {
-      c.impl = "chunked";
       c.team_size = c.channels_per_team = std::min(64, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
       const double work = double(channels) * double(p.seqlen) / double(1 << 18);
@@ -440,7 +508,12 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
     c.time_tile = 64;
     c.chunk_len = 32;
     const std::int64_t teams = p.batch * p.groups * ceil_div(cpg, c.channels_per_team);
-    c.impl = teams < limits.concurrency && p.seqlen >= 4 * c.chunk_len ? "chunked" : "sequential";
+    if (!impl.empty()) c.impl = impl;
+    else c.impl = teams < limits.concurrency && p.seqlen >= 4 * c.chunk_len ? "chunked" : "sequential";
+    if (c.impl == "tiled") {
+      c.chunk_len = 16;
+      c.bwd_channels_per_team = 1;
+    }
   }
   fit_scratch(p, backend, c);
   return c;
@@ -476,6 +549,24 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         }
       }
     }
+    for (int team : {32, 64, 128}) {
+      if (team > 2 * pow2_ceil(cpg) && team > 32) continue;
+      for (int tile : {8, 16, 32}) {
+        for (int chunk : {8, 16}) {  // the backward's chunk (forward only: unused, one candidate)
+          if (!p.with_backward && chunk != 16) continue;
+          SelectiveScanConfig c = heuristic;
+          c.impl = "tiled";
+          c.dstate_static = spec;
+          c.team_size = c.channels_per_team = team;
+          c.time_tile = tile;
+          c.stage_io = 0;
+          c.scratch_level = 0;
+          c.chunk_len = chunk;
+          c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
+          add(c);
+        }
+      }
+    }
     for (int tile : {16, 64}) {
       SelectiveScanConfig c = heuristic;
       c.time_tile = tile;
@@ -505,6 +596,18 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           add(c);
         }
       }
+    }
+    for (int channels : {4, 16}) {
+      SelectiveScanConfig c = heuristic;
+      c.impl = "tiled";
+      c.dstate_static = spec;
+      c.channels_per_team = int(std::min<std::int64_t>(channels, cpg));
+      c.team_size = 1;
+      c.stage_io = 0;
+      c.scratch_level = 0;
+      c.chunk_len = 16;
+      c.bwd_channels_per_team = c.bwd_team_size = 1;
+      add(c);
     }
     if (limits.max_team_size >= 2 && cpg >= 2) {
       SelectiveScanConfig c = heuristic;

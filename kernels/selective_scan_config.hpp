@@ -7,7 +7,7 @@
 // fixed config every backend is bitwise repeatable: no floating-point atomics, and every
 // reduction runs in an order fixed by the config alone, never by thread counts or timing.
 //
-// Implementations (both run the same per-channel chunk bodies, kernels/selective_scan.hpp):
+// Implementations (kernels/selective_scan.hpp):
 //   "sequential": a thread owns one (b, d) channel at a time and walks time in order, all dstate
 //                 states in registers (dstate_static) or team scratch (generic). Parallel over
 //                 batch·dim only: the fast path when batch·dim is large.
@@ -15,10 +15,21 @@
 //                 a zero state (its end state and decay product Π exp(dt·A)), the carries are
 //                 propagated across chunks in order per (b, d, n), and every chunk scans again
 //                 from its true start state, writing the outputs.
-// The backward of both recomputes the forward chunk by chunk from the chunk-start states the
-// forward saved, and runs the reverse-time adjoint inside the chunk ("sequential": one team
-// walks the chunks in reverse; "chunked": chunk-local adjoints from zero, a reverse carry pass,
-// then every chunk in parallel).
+//   "tiled":      the forward of "sequential" restructured for the GPU: a thread owns one channel
+//                 with its states in registers (needs dstate_static and per-step B and C); the
+//                 team's u, delta, z, B and C move through double-buffered team-scratch tiles
+//                 that asynchronous copies fill one tile ahead (cp.async on CUDA), so every global
+//                 load is coalesced and in flight while the previous tile computes; outputs leave
+//                 through a scratch tile with coalesced stores; exp as exp2 of a log2(e)-scaled A.
+//                 Its backward walks the chunks in reverse the same way (one chunk per tile,
+//                 chunk_len 8 or 16, one channel per thread): per state n, the chunk's forward is
+//                 recomputed into registers from the saved chunk-start state, then its adjoint runs
+//                 backwards; per-step dB and dC are summed over the team's threads in a fixed order
+//                 through team scratch.
+// The backward of all three recomputes the forward chunk by chunk from the chunk-start states the
+// forward saved, and runs the reverse-time adjoint inside the chunk ("sequential", "tiled": one
+// team walks the chunks in reverse; "chunked": chunk-local adjoints from zero, a reverse carry
+// pass, then every chunk in parallel).
 #pragma once
 
 #include <cstdint>
@@ -40,13 +51,16 @@ struct SelectiveScanConfig {
                                // problem's) keeping the states in registers; 0: the generic
                                // runtime-dstate path, states in team scratch
   int channels_per_team = 16;  // forward: channels of one group per team; per-step B and C are
-                               // staged once per team and shared by these channels
+                               // staged once per team and shared by these channels ("tiled":
+                               // the team stages team_size channels at a time)
   int team_size = 1;           // forward: threads per team, each owning channels_per_team /
                                // team_size channels in turn (must divide channels_per_team)
   int time_tile = 32;          // forward: time steps of per-step B and C staged per barrier
+                               // ("tiled": of every input, per buffer)
   int stage_io = 0;            // forward: 1 loads u, delta, z of a time tile into team scratch
                                // with coalesced team loads and stores out the same way; 0 lets
-                               // each thread load its own channel's steps directly
+                               // each thread load its own channel's steps directly ("tiled"
+                               // always stages: 0)
   int chunk_len = 32;          // time steps per chunk: the backward's recompute unit (it saves
                                // the state at every chunk start) and "chunked"'s parallel unit
   int bwd_channels_per_team = 16;  // backward: channels per team; per-step dB and dC are summed
@@ -66,7 +80,7 @@ struct SelectiveScanConfig {
   bool operator!=(const SelectiveScanConfig& o) const { return !(*this == o); }
 };
 
-std::vector<std::string> selective_scan_implementations();  // {"sequential", "chunked"}
+std::vector<std::string> selective_scan_implementations();  // {"sequential", "chunked", "tiled"}
 std::vector<std::string> selective_scan_config_fields();     // "name: one-line meaning", per field
 std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16, 32, 64}
 
@@ -77,8 +91,8 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //     with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
 //         min(64, cpg↑), chunk_len 8 (its parallel-in-time backward was faster than the
 //         sequential backward on every H200 shape measured);
-//     forward only, batch·dim >= 16384 independent channels: "sequential", teams of
-//         min(64, cpg↑) (the H200 probe's fast regime);
+//     forward only, batch·dim >= 16384 independent channels: "tiled" (where it applies; else
+//         "sequential", teams of min(64, cpg↑)), teams of min(32, cpg↑), time_tile 16;
 //     forward only, fewer channels: "chunked", teams of min(64, cpg↑), chunk_len the power of two
 //         in [16, 128] nearest below batch·dim·seqlen / 2^18, so that about 2^18 (b, d, chunk)
 //         threads (132 SMs × 2048) are in flight;
@@ -89,7 +103,9 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //   Then, until every kernel's scratch fits on chip: time_tile halves (to 8), the forward team
 //   halves (to 32 threads on cuda), chunk_len halves (to 8), the backward team halves; else
 //   scratch_level 1.
-SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend);
+// With `impl` named, the same rule for that implementation (the team shape and chunk it needs).
+SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& p, BackendKind backend,
+                                                    const std::string& impl = "");
 // Valid configs worth timing, the heuristic first, no duplicates; at least 8 on big GPU shapes.
 std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const SelectiveScanProblem& p,
                                                                   BackendKind backend);
@@ -134,6 +150,28 @@ struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-
   std::int64_t io_u = -1, io_dt = -1, io_gate = -1, io_out = -1;  // [thread][k]: u, dt, act(z), out
   std::int64_t total = 0;
 };
+// "tiled"'s forward: two buffers, each holding a tile of u, raw delta, z ([row][k], row stride
+// `row` = tile rounded up to 4, plus 4: 16-byte aligned rows whose float4 reads by consecutive
+// threads fall on distinct banks) and of B, C ([n][k], row stride `bc_row` = tile rounded up to
+// 4); two output tiles [row][k]. Offsets are buffer 0's; buffer 1 is `buffer` floats further.
+// The base is aligned to 16 bytes inside the request (`total` includes the slack).
+struct TiledScratch {
+  std::int64_t row = 0, bc_row = 0, buffer = 0;
+  std::int64_t u = -1, dt = -1, z = -1, B = -1, C = -1, out = -1;  // out: two tiles, `out_tile` apart
+  std::int64_t out_tile = 0;
+  std::int64_t total = 0;
+};
+// "tiled"'s backward: two buffers of a chunk's u, raw delta, z, dout ([row][k], row stride `row`;
+// du, ddelta, dz are written back over u, delta, z of the thread's own row) and B, C ([n][k]);
+// per thread and state the carried adjoint and dA sum ([n][thread]); two [thread][2·chunk + 1]
+// blocks of per-step dB, dC contributions for the fixed-order team sum (alternating by state;
+// rows of 2·chunk_len + 1 floats, the config's chunk_len, which the kernel is compiled for).
+struct TiledBackwardScratch {
+  std::int64_t row = 0, bc_row = 0, buffer = 0;
+  std::int64_t u = -1, dt = -1, z = -1, dout = -1, B = -1, C = -1;
+  std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
+  std::int64_t total = 0;
+};
 struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint
   std::int64_t stage_C = -1;         // [n][k] per-step, [n][thread] time-invariant
   std::int64_t adjoint = -1, A = -1;  // generic dstate: [n][thread]
@@ -155,8 +193,14 @@ struct BackwardScratch {  // the chunk backward, both implementations
 // Kokkos rounds every scratch request up to its alignment and returns nullptr past the end.
 std::int64_t scratch_request_bytes(std::int64_t floats);
 ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+// Floats of team scratch the config's forward kernel asks for ("tiled"'s or the others').
+std::int64_t forward_scratch_floats(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
 AdjointScratch adjoint_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
 BackwardScratch backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
+// Floats of team scratch the config's backward kernel asks for (the largest of its kernels).
+std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const SelectiveScanConfig& c);
 }  // namespace detail
 
 // The device workspace beside the inputs, outputs and gradients, in floats (offsets into one

@@ -22,6 +22,19 @@ KOKKOS_INLINE_FUNCTION float sfu_exp2(float x) {
 #endif
 }
 
+// 2^x keeping subnormal results: ex2.approx.f32 without .ftz (MUFU.EX2 with a two-multiply range
+// fix-up). A decay exp(dt·A) below 2^-126 flushed to zero is an error of up to 2^-126 in a
+// gradient such as dA, whose terms can all be that small; no float32 error bound covers it.
+KOKKOS_INLINE_FUNCTION float sfu_exp2_subnormal(float x) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return std::exp2(x);
+#endif
+}
+
 KOKKOS_INLINE_FUNCTION float sfu_log2(float x) {
 #if defined(__CUDA_ARCH__)
   float y;

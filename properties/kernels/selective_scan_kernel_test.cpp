@@ -130,6 +130,14 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
   };
   // Staged per-step inputs and outputs (stage_io) on every other config.
   for (std::size_t i = 1; i < all.size(); i += 2) all[i].stage_io = 1;
+  // "tiled" where it applies: vector and scalar tile paths (tiles of 8; of 6, ending at chunk
+  // boundaries of 8), two threads running two forward passes and a backward team of two, one tile
+  // longer than the sequence.
+  if (spec != 0 && p.B_per_step && p.C_per_step) {
+    all.push_back(make("tiled", spec, 4, 1, 8, 16, 1, 1, 0));
+    all.push_back(make("tiled", spec, 4, 2, 6, 8, 2, 2, 0));
+    all.push_back(make("tiled", spec, cpg, 1, 64, 16, 1, 1, 0));
+  }
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
   for (const auto& c : all) {
@@ -193,7 +201,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
       }
     }
   }
-  EXPECT_EQ(impls_seen, (std::set<std::string>{"sequential", "chunked"}));
+  EXPECT_EQ(impls_seen, (std::set<std::string>{"sequential", "chunked", "tiled"}));
   for (int n : {0, 1, 2, 4, 8, 16, 32}) EXPECT_TRUE(static_seen.count(n)) << "dstate_static " << n << " never ran";
   // Teams of several threads (the fixed-order tree over a team's threads) run wherever a
   // backend offers them: OpenMP with two or more threads, CUDA.
@@ -212,10 +220,11 @@ TEST(KernelSelectiveScan, LargestStaticDstateMatchesOracle) {
   const TensorMap expected = reference::selective_scan(p, inputs);
   const TensorMap bounds = reference::selective_scan_error_bound(p, inputs);
   for (BackendKind backend : kernel_backends()) {
-    for (const char* impl : {"sequential", "chunked"}) {
+    for (const char* impl : {"sequential", "chunked", "tiled"}) {
       SelectiveScanConfig config;
       config.impl = impl; config.dstate_static = 64; config.channels_per_team = 2; config.bwd_channels_per_team = 2;
       config.chunk_len = 4; config.time_tile = 3;
+      if (config.impl == "tiled") { config.chunk_len = 8; config.bwd_channels_per_team = 1; config.bwd_team_size = 1; }
       const TensorMap got = kernels::run_selective_scan(p, inputs, backend, config);
       const auto comparisons = reference::compare_with_bounds(got, expected, bounds);
       EXPECT_TRUE(reference::all_pass(comparisons)) << impl << "\n" << reference::describe(comparisons);
@@ -250,7 +259,7 @@ TEST(KernelSelectiveScan, BitwiseRepeatableAndThreadCountIndependent) {
   for (const Case& c : cases()) {
     if (!c.p.with_backward) continue;
     const TensorMap inputs = random_inputs(c.p, 4321);
-    for (const char* impl : {"sequential", "chunked"}) {
+    for (const char* impl : {"sequential", "chunked", "tiled"}) {
       std::vector<SelectiveScanConfig> configs;
       for (BackendKind backend : kernel_backends())
         for (const auto& config : configs_for(c.p, backend))
@@ -380,6 +389,14 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
   { auto c = ok; c.channels_per_team = 4; c.team_size = 2; EXPECT_TRUE(contains(reason(c), "exceeds serial's limit")); }
   { auto c = ok; c.scratch_level = 2; EXPECT_TRUE(contains(reason(c), "scratch_level must be 0 or 1")); }
   { auto c = ok; c.stage_io = 2; EXPECT_TRUE(contains(reason(c), "stage_io must be 0 or 1")); }
+  { auto c = ok; c.impl = "tiled"; EXPECT_TRUE(contains(reason(c), "needs dstate_static")); }
+  { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; EXPECT_TRUE(contains(reason(c), "chunk_len must be 8 or 16"));
+    EXPECT_TRUE(contains(reason(c), "bwd_channels_per_team must equal bwd_team_size"));
+    c.chunk_len = 16; c.bwd_channels_per_team = 1; EXPECT_EQ(reason(c), "");
+    c.scratch_level = 1; EXPECT_TRUE(contains(reason(c), "scratch_level must be 0"));
+    c.scratch_level = 0; c.stage_io = 1; EXPECT_TRUE(contains(reason(c), "stage_io must be 0"));
+    SelectiveScanProblem fixed_B = p; fixed_B.B_per_step = false;
+    c.stage_io = 0; EXPECT_TRUE(contains(c.invalid_reason(fixed_B, BackendKind::serial), "per-step B and C")); }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
   // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
   { auto c = ok; c.channels_per_team = c.team_size = 512; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "exceeds cuda's limit")); }
@@ -416,10 +433,10 @@ TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
   EXPECT_THROW(SelectiveScanConfig::from_json({{"chunk_len", 4.5}}), std::invalid_argument);
   EXPECT_THROW(SelectiveScanConfig::from_json({{"impl", "fast"}}), std::invalid_argument);
   EXPECT_THROW(SelectiveScanConfig::from_json(nlohmann::json::array()), std::invalid_argument);
-  EXPECT_EQ(kernels::selective_scan_implementations(), (std::vector<std::string>{"sequential", "chunked"}));
+  EXPECT_EQ(kernels::selective_scan_implementations(), (std::vector<std::string>{"sequential", "chunked", "tiled"}));
 }
 
-// The rule picks "chunked" for training, and for inference "sequential" where batch·dim is
+// The rule picks "chunked" for training, and for inference "tiled" where batch·dim is
 // large and "chunked" where it is small; it offers at least 8 valid candidates on the H200
 // shapes (checked against CUDA's nominal limits when CUDA is not compiled in).
 TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
@@ -437,7 +454,7 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
     inference.with_backward = inference.has_dlast_state = false;
     const auto hi = kernels::selective_scan_heuristic_config(inference, BackendKind::cuda);
     EXPECT_EQ(hi.invalid_reason(inference, BackendKind::cuda), "");
-    EXPECT_EQ(hi.impl, s.b * s.d >= 16384 ? "sequential" : "chunked") << s.b << "x" << s.d;
+    EXPECT_EQ(hi.impl, s.b * s.d >= 16384 ? "tiled" : "chunked") << s.b << "x" << s.d;
     EXPECT_EQ(hi.scratch_level, 0) << hi.to_json().dump();
     const auto candidates = kernels::selective_scan_candidate_configs(p, BackendKind::cuda);
     EXPECT_GE(candidates.size(), 8u);
@@ -449,6 +466,16 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
     EXPECT_EQ(distinct.size(), candidates.size());
     const auto host = kernels::selective_scan_heuristic_config(p, BackendKind::serial);
     EXPECT_EQ(host.invalid_reason(p, BackendKind::serial), "");
+    // --impl NAME: the rule for that implementation runs, with and without a backward.
+    for (const auto& impl : kernels::selective_scan_implementations()) {
+      for (const SelectiveScanProblem& q : {p, inference}) {
+        for (BackendKind backend : {BackendKind::cuda, BackendKind::serial}) {
+          const auto c = kernels::selective_scan_heuristic_config(q, backend, impl);
+          EXPECT_EQ(c.impl, impl);
+          EXPECT_EQ(c.invalid_reason(q, backend), "") << impl << " " << c.to_json().dump();
+        }
+      }
+    }
   }
 }
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Issue 7's H200 probe, one device call: every selective_scan implementation on the issue's
+# shapes beside mamba_ssm (agreement checked by the peer runner), a tune of the forward and of
+# forward+backward, compute-sanitizer memcheck and racecheck of the "tiled" kernels, and an Nsight
+# Compute profile of them. Everything lands in OUT_DIR, archived as OUT_DIR.tar.gz on exit.
+#   bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+# Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+out="${1:?usage: speed-probe.sh OUT_DIR [BUDGET_S]}"
+budget="${2:-540}"
+mkdir -p "$out"
+trap 'tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")" && echo "speed-probe: archived $out.tar.gz"' EXIT
+left() { echo $(( budget - SECONDS > 5 ? budget - SECONDS : 5 )); }
+scanlab=build/cuda/scanlab
+log() { echo "+ $*" | tee -a "$out/commands.txt" >&2; }
+run() { log "$@"; timeout "$(left)" "$@"; }
+nvidia-smi -L > "$out/gpu.txt" 2>&1
+(python3 scripts/peers/build_peers.py mamba_ssm > "$out/peers-build-mamba_ssm.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-mamba_ssm.log") &
+builder=$!
+shapes=8x4096x16x2048,2x4096x16x8192,8x2048x16x2048,16x1536x16x1024,4x5120x16x4096,8x4096x64x2048
+opts=(--z on --D on --delta-bias on --softplus on)
+# Correctness first: the tiled kernels fuzzed against the oracle on the GPU (MUFU, cp.async).
+run $scanlab check selective_scan --backend cuda --impl tiled --cases 1500 --seed 41 > "$out/check-selective_scan-tiled.txt" 2>&1
+echo "check selective_scan tiled exit $?" | tee -a "$out/check-selective_scan-tiled.txt"
+run $scanlab check state_space_v1 --backend cuda --impl tiled --cases 800 --seed 42 > "$out/check-state_space_v1-tiled.txt" 2>&1
+echo "check state_space_v1 tiled exit $?" | tee -a "$out/check-state_space_v1-tiled.txt"
+run $scanlab ceilings --backend cuda --out "$out/ceilings.json"
+for impl in tiled chunked; do
+  run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl "$impl" --no-cache \
+      --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" --out "$out/selective_scan-$impl.json"
+done
+# Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths).
+for tool in memcheck racecheck; do
+  run compute-sanitizer --tool "$tool" --error-exitcode 9 $scanlab check selective_scan --backend cuda --impl tiled \
+      --cases 12 --seed 7 --max-size 6000 > "$out/sanitizer-$tool.txt" 2>&1
+  echo "sanitizer $tool exit $?" | tee -a "$out/sanitizer-$tool.txt"
+done
+# The tiled kernels at the anchor shape under Nsight Compute.
+run ncu --clock-control none -k regex:tiled --launch-count 2 --section SpeedOfLight --section Occupancy \
+    --section LaunchStats --section ComputeWorkloadAnalysis --section WarpStateStats --section MemoryWorkloadAnalysis \
+    $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
+    --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet \
+    --out "$out/ncu-sweep.json" > "$out/ncu-tiled.txt" 2>&1
+wait "$builder"; tail -n 1 "$out/peers-build-mamba_ssm.log"
+run python3 scripts/peers/run_peers.py --peer mamba_ssm --like "$out/selective_scan-tiled.json" --scanlab $scanlab \
+    --repetitions 10 --out "$out/selective_scan-mamba_ssm.json"
+mkdir -p "$out/tune"
+for dir in fwd fwdbwd; do
+  run $scanlab tune selective_scan --backend cuda --direction $dir --max-candidates 30 --repetitions 5 \
+      --cache "$out/tune/tune-cache.json" "${opts[@]}" --shapes 8x4096x16x2048,2x4096x16x8192 \
+      --out "$out/tune/selective_scan-$dir.json" > "$out/tune/selective_scan-$dir.txt" 2>&1
+  tail -n 12 "$out/tune/selective_scan-$dir.txt"
+done
+run $scanlab report "$out"/selective_scan-*.json --out "$out/report" > /dev/null
+echo "speed-probe: done at $SECONDS s"
