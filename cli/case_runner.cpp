@@ -142,6 +142,9 @@ RunResult run_exec(const std::string& command, const io::Case& c, const std::vec
     else
       msg << "exited with status " << WEXITSTATUS(status) << (WEXITSTATUS(status) == 127 ? " (command not found?)" : "");
     msg << "; last lines of its output:\n" << tail_of(log, 15);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExecUnsupportedStatus)
+      throw ExecUnsupported(msg.str() + "\n(exit status " + std::to_string(kExecUnsupportedStatus) +
+                            ": the implementation has no equivalent of this case)");
     throw std::runtime_error(msg.str());
   }
   for (const auto& spec : expected) {

@@ -123,8 +123,16 @@ struct RunResult {
   std::optional<double> reported_forward_seconds, reported_backward_seconds;
 };
 
+// An exec implementation's exit status 3: it has no equivalent of the case (an option it lacks).
+// `check` skips such cases and counts them; every other verb reports it as the error it is.
+inline constexpr int kExecUnsupportedStatus = 3;
+struct ExecUnsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Runs the exec protocol above for one case. `expected` lists the tensors the implementation must
-// write (the problem's outputs and gradients). Throws std::runtime_error on any protocol failure.
+// write (the problem's outputs and gradients). Throws ExecUnsupported on exit status 3 and
+// std::runtime_error on any other protocol failure.
 RunResult run_exec(const std::string& command, const io::Case& c, const std::vector<TensorSpec>& expected);
 
 // The tensors an implementation must produce for a problem: outputs, and gradients with dout.

@@ -218,7 +218,7 @@ CheckResult check_op(CheckOptions& o) {
   CheckResult out;
   Totals& totals = out.totals;
   std::optional<CaseStats> pending;
-  int discarded_invalid = 0;
+  int discarded_invalid = 0, discarded_unsupported = 0;
   const std::string property_name = "scanlab check " + o.op;
   auto property = [&] {
     const GeneratedCase<P> gc = *gen_case<P>(request);
@@ -250,6 +250,9 @@ CheckResult check_op(CheckOptions& o) {
       } else {
         got = run_problem<T>(p, gc.inputs, o.backend).outputs;
       }
+    } catch (const ExecUnsupported& e) {
+      ++discarded_unsupported;  // not a failure: the implementation says it has no such option
+      RC_DISCARD(e.what());
     } catch (const std::exception& e) {
       record.message = std::string(o.backend.kind == BackendKind::exec ? "" : "kernel threw: ") + e.what();
       fail_case(record);
@@ -307,7 +310,9 @@ CheckResult check_op(CheckOptions& o) {
   } else if (result.is<rc::detail::GaveUpResult>()) {
     failures = 1;
     text = "gave up: " + result.get<rc::detail::GaveUpResult>().description +
-           (discarded_invalid ? " (" + std::to_string(discarded_invalid) + " cases the --impl config cannot run)" : "");
+           (discarded_invalid ? " (" + std::to_string(discarded_invalid) + " cases the --impl config cannot run)" : "") +
+           (discarded_unsupported ? " (" + std::to_string(discarded_unsupported) +
+                                        " cases the exec implementation has no equivalent of, exit status 3)" : "");
   } else if (result.is<rc::detail::Error>()) {
     failures = 1;
     text = "error: " + result.get<rc::detail::Error>().description;
@@ -317,6 +322,9 @@ CheckResult check_op(CheckOptions& o) {
   if (discarded_invalid && !failures)
     text += (text.empty() ? "" : "\n") + std::to_string(discarded_invalid) +
             " generated cases were skipped: the --impl config cannot run them";
+  if (discarded_unsupported)
+    text += (text.empty() ? "" : "\n") + std::to_string(discarded_unsupported) +
+            " generated cases were skipped: the exec implementation has no equivalent (exit status 3)";
   out.failures = failures;
   out.text = text;
   return out;
@@ -329,7 +337,8 @@ int check_verb(int argc, char** argv) {
                "stderr, a summary table to stdout. A failing case is shrunk by RapidCheck to a minimal one and saved "
                "as a case directory under $SCANLAB_FAILURE_DIR (default build/failures/), with the `scanlab replay` "
                "line and an RC_PARAMS=\"reproduce=...\" line that repeats this exact case (with the same flags). "
-               "Exit status: 0 pass, 1 a failing case, 2 a usage error.",
+               "An exec implementation that exits with status 3 (no equivalent of the case) has that case skipped "
+               "and counted in the summary. Exit status: 0 pass, 1 a failing case, 2 a usage error.",
                "scanlab check"};
   CheckOptions o;
   std::string backend_text = "auto", seed_text;

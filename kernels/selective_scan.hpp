@@ -466,8 +466,8 @@ struct ForwardScan {
 KOKKOS_INLINE_FUNCTION float* align16(float* p) {
   return reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15));
 }
-KOKKOS_INLINE_FUNCTION streaming::Float4 load4(const float* p) { return *reinterpret_cast<const streaming::Float4*>(p); }
-KOKKOS_INLINE_FUNCTION void store4(float* p, const streaming::Float4& v) { *reinterpret_cast<streaming::Float4*>(p) = v; }
+KOKKOS_FORCEINLINE_FUNCTION streaming::Float4 load4(const float* p) { return *reinterpret_cast<const streaming::Float4*>(p); }
+KOKKOS_FORCEINLINE_FUNCTION void store4(float* p, const streaming::Float4& v) { *reinterpret_cast<streaming::Float4*>(p) = v; }
 
 // Up to four (b, d, t) tensors moved between global memory and [row][k] team-scratch tiles
 // (row stride `row`, a multiple of 4): rows channels from d0, steps [t0, t0 + len).
@@ -491,7 +491,9 @@ KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
       const int row = i / quads, k = (i % quads) * 4;
       const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      for (int m = 0; m < tile.count; ++m) {
+      SCANLAB_UNROLL
+      for (int m = 0; m < 4; ++m) {  // a constant bound: tile's arrays stay in registers
+        if (m >= tile.count) continue;
         if (k + 4 <= len) dm::async_copy_f32x4(tile.dst[m] + slot, tile.src[m] + at);
         else for (index_t j = 0; j < len - k; ++j) dm::async_copy_f32(tile.dst[m] + slot + j, tile.src[m] + at + j);
       }
@@ -499,7 +501,9 @@ KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params
   } else {
     for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) {
       const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      for (int m = 0; m < tile.count; ++m) dm::async_copy_f32(tile.dst[m] + slot, tile.src[m] + at);
+      SCANLAB_UNROLL
+      for (int m = 0; m < 4; ++m)
+        if (m < tile.count) dm::async_copy_f32(tile.dst[m] + slot, tile.src[m] + at);
     });
   }
 }
@@ -513,7 +517,9 @@ KOKKOS_INLINE_FUNCTION void store_sequence_tile(const Member& team, const Params
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
       const int row = i / quads, k = (i % quads) * 4;
       const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      for (int m = 0; m < tile.count; ++m) {
+      SCANLAB_UNROLL
+      for (int m = 0; m < 4; ++m) {
+        if (m >= tile.count) continue;
         if (k + 4 <= len) store4(tile.dst[m] + at, load4(tile.src[m] + slot));
         else for (index_t j = 0; j < len - k; ++j) tile.dst[m][at + j] = tile.src[m][slot + j];
       }
@@ -521,7 +527,9 @@ KOKKOS_INLINE_FUNCTION void store_sequence_tile(const Member& team, const Params
   } else {
     for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) {
       const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      for (int m = 0; m < tile.count; ++m) tile.dst[m][at] = tile.src[m][slot];
+      SCANLAB_UNROLL
+      for (int m = 0; m < 4; ++m)
+        if (m < tile.count) tile.dst[m][at] = tile.src[m][slot];
     });
   }
 }
@@ -558,7 +566,7 @@ KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, f
 
 // Four (kJ = 4, one 16-byte read) or one consecutive floats of a scratch row.
 template <int kJ>
-KOKKOS_INLINE_FUNCTION void load_steps(const float* row, float (&v)[kJ]) {
+KOKKOS_FORCEINLINE_FUNCTION void load_steps(const float* row, float (&v)[kJ]) {
   if (kJ == 4) {
     const streaming::Float4 q = load4(row);
     v[0] = q.x; v[1 % kJ] = q.y; v[2 % kJ] = q.z; v[3 % kJ] = q.w;
@@ -600,8 +608,9 @@ struct ForwardTiled {
 
   // kJ consecutive steps from k of this thread's row: inputs from the tile, states in registers,
   // outputs into the output tile.
+  // Force-inlined: a call would keep h and A2 (passed by reference) in local memory.
   template <int kJ>
-  KOKKOS_INLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, index_t k, float (&h)[kN],
+  KOKKOS_FORCEINLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, index_t k, float (&h)[kN],
                                     const float (&A2)[kN], float bias, float D_d) const {
     const TiledScratch& s = p.tiled_scratch;
     float x[kJ], raw[kJ], dt[kJ], y[kJ];
@@ -834,7 +843,9 @@ struct BackwardTiled {
 
       // Per-step gradients over the thread's own row of the tile (only it reads that row).
       if (active) {
-        for (index_t k = 0; k < len; ++k) {
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
+          if (k >= len) continue;
           const float raw = dt_row[k] + bias;
           const float ddelta = p.softplus ? ddt[k] * softplus_slope_f32(raw) : ddt[k];
           u_row[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];

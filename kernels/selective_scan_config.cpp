@@ -430,7 +430,9 @@ namespace {
 void fit_scratch(const SelectiveScanProblem& p, BackendKind backend, SelectiveScanConfig& c) {
   const auto limits = selective_scan_backend_limits(backend);
   const std::int64_t limit = limits.max_scratch_bytes[0];
-  const int min_team = backend == BackendKind::cuda ? 32 : 1;
+  // "tiled" keeps one channel per thread, so only a smaller team frees scratch (N = 64's backward
+  // needs teams of 16 on CUDA); the others halve their teams down to a warp.
+  const int min_team = backend == BackendKind::cuda ? (c.impl == "tiled" ? 8 : 32) : 1;
   auto bytes = [](std::int64_t floats) { return detail::scratch_request_bytes(floats); };
   auto forward_bytes = [&]() { return bytes(detail::forward_scratch_floats(p, c)); };
   auto backward_bytes = [&]() {
@@ -480,11 +482,12 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
     c.stage_io = 0;  // staged loads were 1.6x slower in the forward in a session-1 H200 probe (uncommitted; tunable)
     if (c.impl == "tiled") {
       // 32 channels per team keep the double-buffered tiles of 16 steps at 24 KB, so eight teams
-      // fit an SM's shared memory; the backward's chunk of 16 keeps its registers below spilling.
+      // fit an SM's shared memory; the backward's chunk of 8 keeps its team at 23 KB (at 16 it
+      // needed 37 KB: six teams per SM, two waves on the H200 at 32768 channels).
       c.team_size = c.channels_per_team = std::min(32, cpg_up);
       c.time_tile = 16;
       c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
-      c.chunk_len = 16;
+      c.chunk_len = 8;
     } else if (p.with_backward) {
       // The chunked backward (parallel in time) beat the sequential one on every shape of the
       // committed H200 tune (reports/results/h200/2026-11-29-s2/measure/tune/).

@@ -232,6 +232,31 @@ TEST(CliExec, CheckCatchesShrinksAndSavesAWrongImplementation) {
   EXPECT_NE(again.out.find("FAILED after 0 passing cases"), std::string::npos) << again.out;
 }
 
+// Exit status 3 (the implementation has no equivalent of the case) skips the case in check and is
+// counted; run reports it as an error. Here the implementation lacks an initial state.
+TEST(CliExec, CheckSkipsCasesTheImplementationDeclines) {
+  const fs::path root = scratch_dir("exec-declines");
+  const std::string exe = self_exe();
+  const std::string partial = write_script(
+      root, "partial.sh",
+      "[ -f \"$1/initial_state.npy\" ] && { echo 'no initial_state' >&2; exit 3; }\n"
+      "exec '" + exe + "' run s7_scan --backend serial --case \"$1\" --out \"$2\" >/dev/null");
+  auto r = run_cli({"check", "s7_scan", "--cases", "30", "--seed", "9", "--backend", "exec:" + partial},
+                   {"SCANLAB_FAILURE_DIR=" + (root / "failures").string()});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("(\\d+) generated cases were skipped: the exec implementation has no "
+                                                     "equivalent \\(exit status 3\\)")))
+      << r.out;
+  EXPECT_GT(std::stoi(m[1]), 0) << r.out;
+  EXPECT_EQ(r.out.find("option:initial_state"), std::string::npos) << "a declined case was counted as run:\n" << r.out;
+  // Any other verb: an error that says why.
+  const auto dir = write_case_dir(root / "case", s7_case());  // it has an initial state
+  auto run = run_cli({"run", "s7_scan", "--case", dir.string(), "--backend", "exec:" + partial});
+  EXPECT_NE(run.code, 0) << describe(run);
+  EXPECT_NE(run.err.find("no equivalent of this case"), std::string::npos) << run.err;
+}
+
 TEST(CliCheck, PassesOnEveryCompiledBackendWithASummary) {
   for (auto kind : compiled_kokkos_backends()) {
     auto r = run_cli({"check", "selective_scan", "--cases", "25", "--seed", "11", "--backend", to_string(kind)});
