@@ -474,10 +474,13 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
   const bool tiled_applies = c.dstate_static != 0 && p.B_per_step && p.C_per_step;
   if (backend == BackendKind::cuda) {
     const int cpg_up = int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
+    // Measured side by side on the H200 (reports/results/h200/2026-11-29-s3-speed/): with 16384 or
+    // more channels "tiled" beat "chunked" 1.8-2.8x in fwd+bwd and 1.8-3.2x forward; with 8192
+    // channels (2,4096,16,8192) it fills a quarter of the SMs and "chunked" won.
     if (!impl.empty()) c.impl = impl;
-    else if (p.with_backward) c.impl = "chunked";
-    else if (channels >= 16384) c.impl = tiled_applies ? "tiled" : "sequential";
-    else c.impl = "chunked";
+    else if (channels >= 16384 && tiled_applies) c.impl = "tiled";
+    else if (p.with_backward || channels < 16384) c.impl = "chunked";
+    else c.impl = "sequential";
     c.time_tile = 32;
     c.stage_io = 0;  // staged loads were 1.6x slower in the forward in a session-1 H200 probe (uncommitted; tunable)
     if (c.impl == "tiled") {

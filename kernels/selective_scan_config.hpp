@@ -88,12 +88,13 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //   dstate_static = dstate when it is one of the specialisations, else 0 (registers beat
 //         scratch even where 32 and 64 spill on sm_90).
 //   cuda (cpg↑: channels per group rounded up to a power of two; one channel per thread):
-//     with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
-//         min(64, cpg↑), chunk_len 8 (its parallel-in-time backward was faster than the
-//         sequential backward on every H200 shape measured);
-//     forward only, batch·dim >= 16384 independent channels: "tiled" (where it applies; else
-//         "sequential", teams of min(64, cpg↑)), teams of min(32, cpg↑), time_tile 16;
-//     forward only, fewer channels: "chunked", teams of min(64, cpg↑), chunk_len the power of two
+//     batch·dim >= 16384 independent channels, a compile-time dstate and per-step B and C:
+//         "tiled", teams of min(32, cpg↑), time_tile 16, backward teams of min(32, cpg↑) and
+//         chunk_len 8 (the side-by-side H200 run in reports/results/h200/2026-11-29-s3-speed/);
+//     otherwise with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
+//         min(64, cpg↑), chunk_len 8;
+//     otherwise forward only, batch·dim >= 16384: "sequential", teams of min(64, cpg↑);
+//     otherwise forward only: "chunked", teams of min(64, cpg↑), chunk_len the power of two
 //         in [16, 128] nearest below batch·dim·seqlen / 2^18, so that about 2^18 (b, d, chunk)
 //         threads (132 SMs × 2048) are in flight;
 //     time_tile 32, stage_io 0 (staging measured slower).

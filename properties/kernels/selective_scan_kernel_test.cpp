@@ -436,9 +436,8 @@ TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
   EXPECT_EQ(kernels::selective_scan_implementations(), (std::vector<std::string>{"sequential", "chunked", "tiled"}));
 }
 
-// The rule picks "chunked" for training, and for inference "tiled" where batch·dim is
-// large and "chunked" where it is small; it offers at least 8 valid candidates on the H200
-// shapes (checked against CUDA's nominal limits when CUDA is not compiled in).
+// The rule picks "tiled" where batch·dim is large (training and inference), else "chunked"; it
+// offers at least 8 valid candidates on the H200 shapes (checked against CUDA's nominal limits when CUDA is not compiled in).
 TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
   struct Shape4 { std::int64_t b, d, n, l; };
   for (const auto& s : {Shape4{8, 4096, 16, 2048}, Shape4{2, 4096, 16, 8192}, Shape4{16, 1536, 16, 1024},
@@ -447,7 +446,7 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
     all_options(p);
     const auto h = kernels::selective_scan_heuristic_config(p, BackendKind::cuda);
     EXPECT_EQ(h.invalid_reason(p, BackendKind::cuda), "") << h.to_json().dump();
-    EXPECT_EQ(h.impl, "chunked");
+    EXPECT_EQ(h.impl, s.b * s.d >= 16384 ? "tiled" : "chunked") << s.b << "x" << s.d;
     EXPECT_EQ(h.dstate_static, int(s.n));
     EXPECT_EQ(h.scratch_level, 0) << h.to_json().dump();
     SelectiveScanProblem inference = p;
