@@ -24,12 +24,13 @@
 // time-major tensors run through the same code. Index arithmetic is int64 throughout.
 //
 // Measured on the H200 beside mamba_ssm in one run (fp32, z + D + delta_bias + softplus; mamba_ssm
-// in brackets; reports/results/h200/2026-11-29-s2/measure/): forward "sequential" 3.39 ms at
-// (8,4096,16,2048) [2.34], 1.66 ms at (16,1536,16,1024) [0.93]; forward+backward "chunked"
-// (chunk_len 8) 36.3 ms [7.73] and 14.2 ms [3.17]; at dstate 64 the forward is 9.67 ms [8.16] and
-// forward+backward 201 ms [27.5]. The speed issue starts from here (reports/speed-notes.md).
+// in brackets; reports/results/h200/2026-11-29-s3-speed/after/): "tiled" forward 1.61 ms at
+// (8,4096,16,2048) [2.38], 5.19 ms at dstate 64 [8.24]; forward+backward 12.9 ms [7.75] and 74.8 ms
+// [27.5]. "chunked" (the rule below 16384 channels; final/, its own call): forward 5.21 ms at
+// (2,4096,16,8192) [2.65], forward+backward 37.4 ms [8.19]. Where the time goes and what is next:
+// reports/speed-notes.md. "tiled" is described at ForwardTiled and BackwardTiled below.
 //
-// Backward, per chunk (last to first): the forward is recomputed over the chunk from its saved
+// Backward of "sequential" and "chunked", per chunk (last to first): the forward is recomputed over the chunk from its saved
 // start state, one state n at a time (the states are independent given dt), keeping h and
 // exp(dt·A) per step in team scratch; the adjoint g of that state then runs backwards over the
 // chunk and every gradient term is formed. Terms summed over steps or states (du, ddelta) stay
@@ -596,7 +597,7 @@ struct ForwardTiled {
 
   KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, float* base, index_t b, index_t g, index_t first,
                                          index_t rows, index_t t0, index_t len, int buf) const {
-    const TiledScratch& s = p.tiled_scratch;
+    const TileBuffers& s = p.tiled_scratch.in;
     float* const set = base + buf * s.buffer;
     SequenceTile tile;
     tile.row = s.row;
@@ -615,7 +616,7 @@ struct ForwardTiled {
   template <int kJ>
   KOKKOS_FORCEINLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, index_t k, float (&h)[kN],
                                     const float (&A2)[kN], float bias, float D_d) const {
-    const TiledScratch& s = p.tiled_scratch;
+    const TileBuffers& s = p.tiled_scratch.in;
     float x[kJ], raw[kJ], dt[kJ], y[kJ];
     load_steps<kJ>(set + s.u + row * s.row + k, x);
     load_steps<kJ>(set + s.dt + row * s.row + k, raw);
@@ -652,9 +653,10 @@ struct ForwardTiled {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     namespace dm = device_math;
-    const TiledScratch& s = p.tiled_scratch;
+    const TiledScratch& ts = p.tiled_scratch;
+    const TileBuffers& s = ts.in;
     const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
-    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, s.total));
+    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total));
     const index_t thread = team.team_rank(), T = p.team_size, passes = p.channels_per_team / T;
     for (index_t pass = 0; pass < passes; ++pass) {
       const index_t first = w.tile * p.channels_per_team + pass * T;
@@ -684,7 +686,7 @@ struct ForwardTiled {
           dm::async_copy_wait<0>();
         }
         team.team_barrier();  // tile t0 has landed for the whole team
-        float* const out = base + s.out + buf * s.out_tile;
+        float* const out = base + ts.out + buf * ts.out_tile;
         if (active) {
           if (p.save_chunk_states && t0 % p.chunk_len == 0) {
             SCANLAB_UNROLL
@@ -729,7 +731,7 @@ struct BackwardTiled {
 
   KOKKOS_INLINE_FUNCTION void issue_chunk(const Member& team, float* base, index_t b, index_t g, index_t d0,
                                           index_t rows, index_t chunk, int buf) const {
-    const TiledBackwardScratch& s = p.tiled_bwd_scratch;
+    const TileBuffers& s = p.tiled_bwd_scratch.in;
     float* const set = base + buf * s.buffer;
     const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
     SequenceTile tile;
@@ -746,16 +748,17 @@ struct BackwardTiled {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     namespace dm = device_math;
-    const TiledBackwardScratch& s = p.tiled_bwd_scratch;
+    const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
+    const TileBuffers& s = bs.in;
     const TeamWork w = team_work(team.league_rank(), 1, p.bwd_tiles, p.groups);
-    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, s.total));
+    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total));
     const index_t thread = team.team_rank(), T = p.bwd_team_size, N = p.dstate;
     const index_t first = w.tile * T, rows = min_index(T, p.channels_per_group - first);
     const index_t d0 = w.g * p.channels_per_group + first;
     const bool active = thread < rows;
     const index_t d = d0 + (active ? thread : 0);
-    float* const adjoint = base + s.adjoint + thread;  // [n][thread]
-    float* const dA_sum = base + s.dA + thread;
+    float* const adjoint = base + bs.adjoint + thread;  // [n][thread]
+    float* const dA_sum = base + bs.dA + thread;
     for (index_t n = 0; n < N; ++n) {
       adjoint[n * T] = active && p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
       dA_sum[n * T] = 0.0f;
@@ -792,7 +795,7 @@ struct BackwardTiled {
       }
       const float* const Bs = set + s.B;
       const float* const Cs = set + s.C;
-      float* const contrib_base = base + s.contrib;
+      float* const contrib_base = base + bs.contrib;
       for (index_t n = 0; n < N; ++n) {
         const float A_n = dm::load_readonly(p.A + d * N + n), A2 = A_n * 1.4426950408889634f;
         const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
@@ -805,7 +808,7 @@ struct BackwardTiled {
           h[k] = a[k] * hp + dt[k] * Bk * x[k];
           hp = h[k];
         }
-        float* const contrib = contrib_base + (n & 1) * s.contrib_block + thread * s.contrib_row;
+        float* const contrib = contrib_base + (n & 1) * bs.contrib_block + thread * bs.contrib_row;
         float g = adjoint[n * T], dA_chunk = 0.0f;
         SCANLAB_UNROLL
         for (int k = kK - 1; k >= 0; --k) {
@@ -827,12 +830,12 @@ struct BackwardTiled {
         adjoint[n * T] = g;
         dA_sum[n * T] += dA_chunk;
         team.team_barrier();  // every thread's contributions of state n are in block n & 1
-        const float* const block = contrib_base + (n & 1) * s.contrib_block;
+        const float* const block = contrib_base + (n & 1) * bs.contrib_block;
         for (index_t col = thread; col < 2 * kK; col += T) {
           const index_t k = col < kK ? col : col - kK;
           if (k >= len) continue;
           float sum = 0.0f;
-          for (index_t r = 0; r < T; ++r) sum += block[r * s.contrib_row + col];
+          for (index_t r = 0; r < T; ++r) sum += block[r * bs.contrib_row + col];
           const index_t t = t0 + k;
           if (col < kK) {
             if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, n, t)] = sum;

@@ -53,20 +53,29 @@ ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveSca
   return s;
 }
 
+// Both buffers of "tiled"'s input tiles for `rows` channels and tiles of `len` steps, from `off`.
+static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProblem& p, std::int64_t rows,
+                                     std::int64_t len, bool with_dout) {
+  TileBuffers t;
+  const std::int64_t len4 = (len + 3) / 4 * 4, start = off;
+  t.row = len4 + 4;
+  t.bc_row = len4;
+  t.u = take(off, rows * t.row);
+  t.dt = take(off, rows * t.row);
+  if (p.has_z) t.z = take(off, rows * t.row);
+  if (with_dout) t.dout = take(off, rows * t.row);
+  t.B = take(off, p.dstate * t.bc_row);
+  t.C = take(off, p.dstate * t.bc_row);
+  t.buffer = off - start;
+  off += t.buffer;  // buffer 1
+  return t;
+}
+
 TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   TiledScratch s;
-  const std::int64_t tile = effective_time_tile(p, c), tile4 = (tile + 3) / 4 * 4, rows = c.team_size;
-  s.row = tile4 + 4;
-  s.bc_row = tile4;
   std::int64_t off = 0;
-  s.u = take(off, rows * s.row);
-  s.dt = take(off, rows * s.row);
-  if (p.has_z) s.z = take(off, rows * s.row);
-  s.B = take(off, p.dstate * s.bc_row);
-  s.C = take(off, p.dstate * s.bc_row);
-  s.buffer = off;
-  off *= 2;
-  s.out_tile = rows * s.row;
+  s.in = take_tile_buffers(off, p, c.team_size, effective_time_tile(p, c), false);
+  s.out_tile = c.team_size * s.in.row;
   s.out = take(off, 2 * s.out_tile);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
@@ -78,18 +87,9 @@ std::int64_t forward_scratch_floats(const SelectiveScanProblem& p, const Selecti
 
 TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   TiledBackwardScratch s;
-  const std::int64_t K = effective_chunk_len(p, c), K4 = (K + 3) / 4 * 4, rows = c.bwd_team_size;
-  s.row = K4 + 4;
-  s.bc_row = K4;
+  const std::int64_t rows = c.bwd_team_size;
   std::int64_t off = 0;
-  s.u = take(off, rows * s.row);
-  s.dt = take(off, rows * s.row);
-  if (p.has_z) s.z = take(off, rows * s.row);
-  s.dout = take(off, rows * s.row);
-  s.B = take(off, p.dstate * s.bc_row);
-  s.C = take(off, p.dstate * s.bc_row);
-  s.buffer = off;
-  off *= 2;
+  s.in = take_tile_buffers(off, p, rows, effective_chunk_len(p, c), true);
   s.adjoint = take(off, p.dstate * rows);
   s.dA = take(off, p.dstate * rows);
   s.contrib_row = 2 * std::int64_t(c.chunk_len) + 1;  // the kernel's compile-time chunk, not the clamped one

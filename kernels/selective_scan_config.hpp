@@ -151,25 +151,28 @@ struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-
   std::int64_t io_u = -1, io_dt = -1, io_gate = -1, io_out = -1;  // [thread][k]: u, dt, act(z), out
   std::int64_t total = 0;
 };
-// "tiled"'s forward: two buffers, each holding a tile of u, raw delta, z ([row][k], row stride
-// `row` = tile rounded up to 4, plus 4: 16-byte aligned rows whose float4 reads by consecutive
-// threads fall on distinct banks) and of B, C ([n][k], row stride `bc_row` = tile rounded up to
-// 4); two output tiles [row][k]. Offsets are buffer 0's; buffer 1 is `buffer` floats further.
-// The base is aligned to 16 bytes inside the request (`total` includes the slack).
-struct TiledScratch {
-  std::int64_t row = 0, bc_row = 0, buffer = 0;
-  std::int64_t u = -1, dt = -1, z = -1, B = -1, C = -1, out = -1;  // out: two tiles, `out_tile` apart
-  std::int64_t out_tile = 0;
-  std::int64_t total = 0;
-};
-// "tiled"'s backward: two buffers of a chunk's u, raw delta, z, dout ([row][k], row stride `row`;
-// du, ddelta, dz are written back over u, delta, z of the thread's own row) and B, C ([n][k]);
-// per thread and state the carried adjoint and dA sum ([n][thread]); two [thread][2·chunk + 1]
-// blocks of per-step dB, dC contributions for the fixed-order team sum (alternating by state;
-// rows of 2·chunk_len + 1 floats, the config's chunk_len, which the kernel is compiled for).
-struct TiledBackwardScratch {
+// "tiled"'s double-buffered input tiles (forward and backward), buffer 0's offsets; buffer 1 is
+// `buffer` floats further. u, raw delta, z and (backward) dout as [row][k], row stride `row` = the
+// tile rounded up to 4, plus 4 (16-byte aligned rows whose float4 reads by consecutive threads fall
+// on distinct banks); B and C as [n][k], row stride `bc_row` = the tile rounded up to 4.
+struct TileBuffers {
   std::int64_t row = 0, bc_row = 0, buffer = 0;
   std::int64_t u = -1, dt = -1, z = -1, dout = -1, B = -1, C = -1;
+};
+// "tiled"'s forward: the input buffers and two output tiles [row][k] (`out_tile` apart). The base
+// is aligned to 16 bytes inside the request (`total` includes the slack).
+struct TiledScratch {
+  TileBuffers in;
+  std::int64_t out = -1, out_tile = 0;
+  std::int64_t total = 0;
+};
+// "tiled"'s backward: the input buffers (du, ddelta, dz are written back over u, delta, z of the
+// thread's own row), per thread and state the carried adjoint and dA sum ([n][thread]), and two
+// [thread][2·chunk + 1] blocks of per-step dB, dC contributions for the fixed-order team sum
+// (alternating by state; rows of 2·chunk_len + 1 floats, the config's chunk_len, which the kernel
+// is compiled for).
+struct TiledBackwardScratch {
+  TileBuffers in;
   std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
   std::int64_t total = 0;
 };
