@@ -325,7 +325,7 @@ CheckResult check_op(CheckOptions& o) {
   if (discarded_invalid && !failures)
     text += (text.empty() ? "" : "\n") + std::to_string(discarded_invalid) +
             " generated cases were skipped: the --impl config cannot run them";
-  if (discarded_unsupported)
+  if (discarded_unsupported && !failures)  // a failure's text (a give-up) already counts them
     text += (text.empty() ? "" : "\n") + std::to_string(discarded_unsupported) +
             " generated cases were skipped: the exec implementation has no equivalent (exit status 3)";
   out.failures = failures;

@@ -479,60 +479,52 @@ struct SequenceTile {
   index_t row = 0;
 };
 
-// Issues asynchronous copies of every tensor of `tile` (without committing). Along seqlen in
-// 16-byte pieces when every row start and t0 are 16-byte aligned; else element by element along
-// whichever axis is contiguous. Tile-local indices are 32-bit: 64-bit division is a long
-// software sequence on GPUs.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
-                                                index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
-  namespace dm = device_math;
+// Visits every piece of a tile of `rows` channels from d0 and steps [t0, t0 + len) once per tensor:
+// move(dst, src, width) moves `width` consecutive floats along seqlen. Along seqlen in 16-byte
+// pieces (width 4; the tail narrower) when every row start and t0 are 16-byte aligned; else element
+// by element (width 1) along whichever axis is contiguous. `into_scratch`: global → tile, else
+// tile → global. Tile-local indices are 32-bit: 64-bit division is a long software sequence on
+// GPUs; the tensor loop has a constant bound so `tile`'s arrays stay in registers.
+template <class Member, class Move>
+KOKKOS_INLINE_FUNCTION void for_each_tile_piece(const Member& team, const Params& p, const SequenceTile& tile,
+                                                bool into_scratch, index_t b, index_t d0, index_t rows, index_t t0,
+                                                index_t len, const Move& move) {
+  auto visit = [&](const index_t row, const index_t k, const int width) {
+    const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
+    const index_t from = into_scratch ? at : slot, to = into_scratch ? slot : at;
+    SCANLAB_UNROLL
+    for (int m = 0; m < 4; ++m)
+      if (m < tile.count) move(tile.dst[m] + to, tile.src[m] + from, width);
+  };
   if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
     const int quads = int(len + 3) / 4;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
-      const int row = i / quads, k = (i % quads) * 4;
-      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      SCANLAB_UNROLL
-      for (int m = 0; m < 4; ++m) {  // a constant bound: tile's arrays stay in registers
-        if (m >= tile.count) continue;
-        if (k + 4 <= len) dm::async_copy_f32x4(tile.dst[m] + slot, tile.src[m] + at);
-        else for (index_t j = 0; j < len - k; ++j) dm::async_copy_f32(tile.dst[m] + slot + j, tile.src[m] + at + j);
-      }
+      const int k = (i % quads) * 4;
+      visit(i / quads, k, int(min_index(4, len - k)));
     });
   } else {
-    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) {
-      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      SCANLAB_UNROLL
-      for (int m = 0; m < 4; ++m)
-        if (m < tile.count) dm::async_copy_f32(tile.dst[m] + slot, tile.src[m] + at);
-    });
+    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) { visit(row, k, 1); });
   }
+}
+
+// Issues asynchronous copies of every tensor of `tile` into its scratch tile (without committing).
+template <class Member>
+KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
+                                                index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
+  for_each_tile_piece(team, p, tile, true, b, d0, rows, t0, len, [](float* dst, const float* src, const int width) {
+    if (width == 4) device_math::async_copy_f32x4(dst, src);
+    else for (int j = 0; j < width; ++j) device_math::async_copy_f32(dst + j, src + j);
+  });
 }
 
 // Stores tiles [row][k] (tile.src, scratch) to their tensors (tile.dst), coalesced like the copy-in.
 template <class Member>
 KOKKOS_INLINE_FUNCTION void store_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
                                                 index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
-  if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
-    const int quads = int(len + 3) / 4;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
-      const int row = i / quads, k = (i % quads) * 4;
-      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      SCANLAB_UNROLL
-      for (int m = 0; m < 4; ++m) {
-        if (m >= tile.count) continue;
-        if (k + 4 <= len) store4(tile.dst[m] + at, load4(tile.src[m] + slot));
-        else for (index_t j = 0; j < len - k; ++j) tile.dst[m][at + j] = tile.src[m][slot + j];
-      }
-    });
-  } else {
-    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) {
-      const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-      SCANLAB_UNROLL
-      for (int m = 0; m < 4; ++m)
-        if (m < tile.count) tile.dst[m][at] = tile.src[m][slot];
-    });
-  }
+  for_each_tile_piece(team, p, tile, false, b, d0, rows, t0, len, [](float* dst, const float* src, const int width) {
+    if (width == 4) store4(dst, load4(src));
+    else for (int j = 0; j < width; ++j) dst[j] = src[j];
+  });
 }
 
 // Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into [n][k] tiles.
