@@ -29,6 +29,9 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       {"bwd_channels_per_team", {J(1), J(3), J(16), J(32)}, false},
       {"bwd_team_size", {J(1), J(2), J(32)}, false},
       {"scratch_level", {J(0), J(1)}, false},
+      // tiled's kS; not asserted as drawn: it runs only with tiled and team sizes it divides
+      // (KernelSelectiveScan.ForwardAndBackwardMatchOracle asserts a split ran)
+      {"state_split", {J(1), J(2), J(4)}, false},
   };
 }
 

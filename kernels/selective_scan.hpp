@@ -479,32 +479,40 @@ struct SequenceTile {
   index_t row = 0;
 };
 
-// Visits every piece of a tile of `rows` channels from d0 and steps [t0, t0 + len) once per tensor:
-// move(dst, src, width) moves `width` consecutive floats along seqlen. Along seqlen in 16-byte
-// pieces (width 4; the tail narrower) when every row start and t0 are 16-byte aligned; else element
-// by element (width 1) along whichever axis is contiguous. `into_scratch`: global → tile, else
-// tile → global. Tile-local indices are 32-bit: 64-bit division is a long software sequence on
-// GPUs; the tensor loop has a constant bound so `tile`'s arrays stay in registers.
+// Visits a tile of `rows` channels and steps [t0, t0 + len) once in runs: f(row, k, width) covers
+// `width` consecutive steps from k of one row. Along seqlen in 16-byte runs (width 4; the tail
+// narrower) when every row start and t0 are 16-byte aligned; else element by element (width 1)
+// along whichever axis is contiguous, so consecutive threads touch consecutive global addresses.
+// Tile-local indices are 32-bit: 64-bit division is a long software sequence on GPUs.
+template <class Member, class F>
+KOKKOS_INLINE_FUNCTION void for_each_tile_run(const Member& team, const Params& p, index_t rows, index_t t0,
+                                              index_t len, const F& f) {
+  if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
+    const int quads = int(len + 3) / 4;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
+      const int k = (i % quads) * 4;
+      f(index_t(i / quads), index_t(k), int(min_index(4, len - k)));
+    });
+  } else {
+    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) { f(row, k, 1); });
+  }
+}
+
+// Moves every run of a tile once per tensor: move(dst, src, width) moves `width` consecutive floats
+// along seqlen between the tensor at (b, d0 + row, t0 + k) and the tile at [row][k]. `into_scratch`:
+// global → tile, else tile → global. The tensor loop has a constant bound so `tile`'s arrays stay in
+// registers.
 template <class Member, class Move>
 KOKKOS_INLINE_FUNCTION void for_each_tile_piece(const Member& team, const Params& p, const SequenceTile& tile,
                                                 bool into_scratch, index_t b, index_t d0, index_t rows, index_t t0,
                                                 index_t len, const Move& move) {
-  auto visit = [&](const index_t row, const index_t k, const int width) {
+  for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const int width) {
     const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
     const index_t from = into_scratch ? at : slot, to = into_scratch ? slot : at;
     SCANLAB_UNROLL
     for (int m = 0; m < 4; ++m)
       if (m < tile.count) move(tile.dst[m] + to, tile.src[m] + from, width);
-  };
-  if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
-    const int quads = int(len + 3) / 4;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
-      const int k = (i % quads) * 4;
-      visit(i / quads, k, int(min_index(4, len - k)));
-    });
-  } else {
-    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) { visit(row, k, 1); });
-  }
+  });
 }
 
 // Issues asynchronous copies of every tensor of `tile` into its scratch tile (without committing).
@@ -568,14 +576,18 @@ KOKKOS_FORCEINLINE_FUNCTION void load_steps(const float* row, float (&v)[kJ]) {
   }
 }
 
-// "tiled"'s forward (selective_scan_config.hpp). Team = (b, g, channel tile); the team runs
-// channels_per_team / team_size passes of team_size channels (one per thread, rows of the tiles).
-// Per pass, time goes tile by tile (with a backward to follow, tiles also end at chunk boundaries,
-// where the states are saved): tile i+1's copies are issued before tile i computes, so each thread keeps one
-// tile of copies in flight; two barriers per tile (inputs landed; outputs written).
-template <class Space, int kN>
+// "tiled"'s forward (selective_scan_config.hpp). Team = (b, g, channel tile); kS threads per
+// channel (thread = row·kS + part; part owns states part, part + kS, ...), so a pass runs
+// team_size / kS channels, the rows of the tiles, and the team runs channels_per_team of them in
+// passes. Per pass, time goes tile by tile (with a backward to follow, tiles also end at chunk
+// boundaries, where the states are saved). Per tile: it lands (barrier), tile i+1's copies are
+// issued, the team turns raw delta into dt and z into act(z) in place, once per (channel, step)
+// (barrier), each thread writes its share of y for the tile's steps (barrier), and the team adds
+// the kS shares in part order, applies the gate and stores the outputs, coalesced.
+template <class Space, int kN, int kS>
 struct ForwardTiled {
-  static_assert(kN > 0, "tiled keeps the states in registers");
+  static_assert(kN > 0 && kN % kS == 0, "tiled keeps the states in registers, kN / kS per thread");
+  static constexpr int kM = kN / kS;  // states per thread
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -588,60 +600,89 @@ struct ForwardTiled {
     return p.save_chunk_states ? min_index(end, (t / p.chunk_len + 1) * p.chunk_len) : end;
   }
 
-  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, float* base, index_t b, index_t g, index_t first,
-                                         index_t rows, index_t t0, index_t len, int buf) const {
+  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, float* set, index_t b, index_t g, index_t d0,
+                                         index_t rows, index_t t0, index_t len) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    float* const set = base + buf * s.buffer;
     SequenceTile tile;
     tile.row = s.row;
     tile.src[0] = p.u; tile.dst[0] = set + s.u;
     tile.src[1] = p.delta; tile.dst[1] = set + s.dt;
     tile.count = 2;
     if (s.z >= 0) { tile.src[2] = p.z; tile.dst[2] = set + s.z; tile.count = 3; }
-    issue_sequence_tile(team, p, tile, b, g * p.channels_per_group + first, rows, t0, len);
+    issue_sequence_tile(team, p, tile, b, d0, rows, t0, len);
     issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
     device_math::async_copy_commit();
   }
 
-  // kJ consecutive steps from k of this thread's row: inputs from the tile, states in registers,
-  // outputs into the output tile.
+  // In place over the landed tile: raw delta → dt = softplus(raw + bias), z → act(z).
+  KOKKOS_INLINE_FUNCTION void prepare_tile(const Member& team, float* set, index_t d0, index_t rows, index_t t0,
+                                           index_t len) const {
+    const TileBuffers& s = p.tiled_scratch.in;
+    for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const int width) {
+      const float bias = p.has_delta_bias ? device_math::load_readonly(p.delta_bias + d0 + row) : 0.0f;
+      float* const dt = set + s.dt + row * s.row + k;
+      float* const z = s.z >= 0 ? set + s.z + row * s.row + k : nullptr;
+      for (int j = 0; j < width; ++j) {
+        const float r = dt[j] + bias;
+        dt[j] = p.softplus ? softplus_f32(r) : r;
+        if (z) z[j] = gate_f32(p.gate, z[j]).act;
+      }
+    });
+  }
+
+  // kJ consecutive steps from k of this thread's channel: inputs from the tile, its kM states in
+  // registers, its share of y (part 0's with D·u) into its row of the output tile.
   // Force-inlined: a call would keep h and A2 (passed by reference) in local memory.
   template <int kJ>
-  KOKKOS_FORCEINLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, index_t k, float (&h)[kN],
-                                    const float (&A2)[kN], float bias, float D_d) const {
+  KOKKOS_FORCEINLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, int part, index_t k,
+                                         float (&h)[kM], const float (&A2)[kM], float D_d) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    float x[kJ], raw[kJ], dt[kJ], y[kJ];
+    float x[kJ], dt[kJ], y[kJ];
     load_steps<kJ>(set + s.u + row * s.row + k, x);
-    load_steps<kJ>(set + s.dt + row * s.row + k, raw);
+    load_steps<kJ>(set + s.dt + row * s.row + k, dt);
     SCANLAB_UNROLL
-    for (int j = 0; j < kJ; ++j) {
-      const float r = raw[j] + bias;
-      dt[j] = p.softplus ? softplus_f32(r) : r;
-      y[j] = 0.0f;
-    }
+    for (int j = 0; j < kJ; ++j) y[j] = 0.0f;
     SCANLAB_UNROLL
-    for (int n = 0; n < kN; ++n) {
+    for (int i = 0; i < kM; ++i) {
+      const index_t n = part + kS * i;
       float bn[kJ], cn[kJ];
       load_steps<kJ>(set + s.B + n * s.bc_row + k, bn);
       load_steps<kJ>(set + s.C + n * s.bc_row + k, cn);
       SCANLAB_UNROLL
       for (int j = 0; j < kJ; ++j) {
-        const float a = sfu_exp2_subnormal(dt[j] * A2[n]);
-        h[n] = a * h[n] + dt[j] * bn[j] * x[j];  // the oracle's association (its underflow terms)
-        y[j] += cn[j] * h[n];
+        const float a = sfu_exp2_subnormal(dt[j] * A2[i]);
+        h[i] = a * h[i] + dt[j] * bn[j] * x[j];  // the oracle's association (its underflow terms)
+        y[j] += cn[j] * h[i];
       }
     }
-    if (s.z >= 0) {
-      float zv[kJ];
-      load_steps<kJ>(set + s.z + row * s.row + k, zv);
-      SCANLAB_UNROLL
-      for (int j = 0; j < kJ; ++j) y[j] = (y[j] + D_d * x[j]) * gate_f32(p.gate, zv[j]).act;
-    } else {
+    if (part == 0) {
       SCANLAB_UNROLL
       for (int j = 0; j < kJ; ++j) y[j] += D_d * x[j];
     }
     if (kJ == 4) store4(out_row + k, streaming::Float4{y[0], y[1 % kJ], y[2 % kJ], y[3 % kJ]});
     else out_row[k] = y[0];
+  }
+
+  // out = (Σ shares, in part order) · act(z) for every (channel, step) of the tile, coalesced.
+  KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const float* set, const float* shares, index_t b,
+                                         index_t d0, index_t rows, index_t t0, index_t len) const {
+    const TileBuffers& s = p.tiled_scratch.in;
+    for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const int width) {
+      const float* const share = shares + row * kS * s.row + k;  // the channel's kS rows
+      const float* const act = s.z >= 0 ? set + s.z + row * s.row + k : nullptr;
+      float v[4];
+      SCANLAB_UNROLL
+      for (int j = 0; j < 4; ++j) {
+        if (j >= width) break;
+        float y = share[j];
+        SCANLAB_UNROLL
+        for (int q = 1; q < kS; ++q) y += share[q * s.row + j];
+        v[j] = act ? y * act[j] : y;
+      }
+      float* const at = p.out + p.seq(b, d0 + row, t0 + k);  // width > 1 only along contiguous seqlen
+      if (width == 4) store4(at, streaming::Float4{v[0], v[1], v[2], v[3]});
+      else for (int j = 0; j < width; ++j) at[j] = v[j];
+    });
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -650,59 +691,57 @@ struct ForwardTiled {
     const TileBuffers& s = ts.in;
     const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
     float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total));
-    const index_t thread = team.team_rank(), T = p.team_size, passes = p.channels_per_team / T;
+    float* const shares = base + ts.out;
+    const index_t thread = team.team_rank(), R = p.team_size / kS, passes = p.channels_per_team / R;
+    const index_t row = thread / kS;
+    const int part = int(thread % kS);
     for (index_t pass = 0; pass < passes; ++pass) {
-      const index_t first = w.tile * p.channels_per_team + pass * T;
-      const index_t rows = min_index(T, p.channels_per_group - first);
+      const index_t first = w.tile * p.channels_per_team + pass * R;
+      const index_t rows = min_index(R, p.channels_per_group - first);
       if (rows <= 0) break;  // the group's last tile: no channels left (uniform across the team)
-      const bool active = thread < rows;
-      const index_t d = w.g * p.channels_per_group + first + (active ? thread : 0);
-      float h[kN], A2[kN];
+      const bool active = row < rows;
+      const index_t d0 = w.g * p.channels_per_group + first, d = d0 + (active ? row : 0);
+      float h[kM], A2[kM];
       SCANLAB_UNROLL
-      for (int n = 0; n < kN; ++n) {
+      for (int i = 0; i < kM; ++i) {
         // exp(dt·A) = 2^(dt·A·log2 e): one MUFU.EX2 (the error bound counts the extra rounding)
         // with subnormal results kept (sfu_exp2_subnormal)
-        A2[n] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;
-        h[n] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
+        const index_t n = part + kS * i;
+        A2[i] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;
+        h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
       }
-      const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
       const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
 
-      issue_tile(team, base, w.b, w.g, first, rows, 0, tile_end(0), 0);
+      issue_tile(team, base, w.b, w.g, d0, rows, 0, tile_end(0));
       int buf = 0;
       for (index_t t0 = 0; t0 < p.seqlen;) {
         const index_t t1 = tile_end(t0), len = t1 - t0;
-        if (t1 < p.seqlen) {
-          issue_tile(team, base, w.b, w.g, first, rows, t1, tile_end(t1) - t1, buf ^ 1);
-          dm::async_copy_wait<1>();
-        } else {
-          dm::async_copy_wait<0>();
-        }
-        team.team_barrier();  // tile t0 has landed for the whole team
-        float* const out = base + ts.out + buf * ts.out_tile;
+        float* const set = base + buf * s.buffer;
+        dm::async_copy_wait<0>();
+        team.team_barrier();  // tile t0 has landed; the previous tile is stored (its buffer is free)
+        if (t1 < p.seqlen) issue_tile(team, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, rows, t1, tile_end(t1) - t1);
+        prepare_tile(team, set, d0, rows, t0, len);
+        team.team_barrier();  // dt and act(z) are in the tile
         if (active) {
           if (p.save_chunk_states && t0 % p.chunk_len == 0) {
             SCANLAB_UNROLL
-            for (int n = 0; n < kN; ++n) p.chunk_states[p.chunk_slot(w.b, t0 / p.chunk_len, n, d)] = h[n];
+            for (int i = 0; i < kM; ++i) p.chunk_states[p.chunk_slot(w.b, t0 / p.chunk_len, part + kS * i, d)] = h[i];
           }
-          const float* const set = base + buf * s.buffer;
-          float* const out_row = out + thread * s.row;
+          float* const out_row = shares + thread * s.row;
           index_t k = 0;
-          for (; k + 4 <= len; k += 4) steps<4>(set, out_row, thread, k, h, A2, bias, D_d);
-          for (; k < len; ++k) steps<1>(set, out_row, thread, k, h, A2, bias, D_d);
+          for (; k + 4 <= len; k += 4) steps<4>(set, out_row, row, part, k, h, A2, D_d);
+          for (; k < len; ++k) steps<1>(set, out_row, row, part, k, h, A2, D_d);
         }
-        team.team_barrier();  // the output tile is written; buffer `buf` may be refilled
-        SequenceTile store;
-        store.row = s.row;
-        store.src[0] = out; store.dst[0] = p.out; store.count = 1;
-        store_sequence_tile(team, p, store, w.b, w.g * p.channels_per_group + first, rows, t0, len);
+        team.team_barrier();  // every share of y is written
+        store_tile(team, set, shares, w.b, d0, rows, t0, len);
         t0 = t1;
         buf ^= 1;
       }
       if (active) {
         SCANLAB_UNROLL
-        for (int n = 0; n < kN; ++n) p.last_state[p.state(w.b, d, n)] = h[n];
+        for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, part + kS * i)] = h[i];
       }
+      team.team_barrier();  // the last tile is stored before the next pass refills buffer 0
     }
   }
 };
@@ -712,9 +751,9 @@ struct ForwardTiled {
 // chunk c computes. Per chunk, the thread holds its channel's kK steps in registers and runs the
 // states one at a time: the chunk's h and exp(dt·A) of state n are recomputed from its saved
 // chunk-start state, then its adjoint g walks back over the chunk, adding each gradient term to
-// the step's du, ddelta in registers. Per-step dB, dC of state n are summed over
-// the team's threads in thread order through team scratch (blocks alternate by n, so one barrier
-// per state), by thread k (dB) and kK + k (dC). dA, dD, ddelta_bias per channel go to the
+// the step's du, ddelta in registers. Per-step dB, dC of two states at a time are summed over the
+// team's threads through a [column][thread] block (blocks alternate by state pair, so one barrier
+// per pair), a column per thread. dA, dD, ddelta_bias per channel go to the
 // partials that ReduceChannelPartials sums in a fixed order.
 template <class Space, int kK>
 struct BackwardTiled {
@@ -788,49 +827,62 @@ struct BackwardTiled {
       }
       const float* const Bs = set + s.B;
       const float* const Cs = set + s.C;
-      float* const contrib_base = base + bs.contrib;
-      for (index_t n = 0; n < N; ++n) {
-        const float A_n = dm::load_readonly(p.A + d * N + n), A2 = A_n * 1.4426950408889634f;
-        const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
-        float h[kK], a[kK];
-        float hp = h_start;
-        SCANLAB_UNROLL
-        for (int k = 0; k < kK; ++k) {
-          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
-          a[k] = sfu_exp2_subnormal(dt[k] * A2);
-          h[k] = a[k] * hp + dt[k] * Bk * x[k];
-          hp = h[k];
+      const int P = int(bs.contrib_row), G = int(bs.contrib_states), columns = G * 2 * kK;
+      for (index_t n0 = 0; n0 < N; n0 += G) {
+        float* const block = base + bs.contrib + ((n0 / G) & 1) * bs.contrib_block;
+        for (int ng = 0; ng < G; ++ng) {
+          const index_t n = n0 + ng;
+          const float A_n = dm::load_readonly(p.A + d * N + n), A2 = A_n * 1.4426950408889634f;
+          const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
+          float h[kK], a[kK];
+          float hp = h_start;
+          SCANLAB_UNROLL
+          for (int k = 0; k < kK; ++k) {
+            const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
+            a[k] = sfu_exp2_subnormal(dt[k] * A2);
+            h[k] = a[k] * hp + dt[k] * Bk * x[k];
+            hp = h[k];
+          }
+          // column (ng, 0, k): dB_k[n] of this channel; (ng, 1, k): dC_k[n]
+          float* const contrib = block + (ng * 2 * kK) * P + thread;
+          float g = adjoint[n * T], dA_chunk = 0.0f;
+          SCANLAB_UNROLL
+          for (int k = kK - 1; k >= 0; --k) {
+            const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
+            const float Ck = k < len ? Cs[n * s.bc_row + k] : 0.0f;
+            y[k] += Ck * h[k];
+            g += Ck * dy[k];  // ∂ℒ/∂h_k
+            const float h_prev = k > 0 ? h[k - 1] : h_start;
+            // Each term in the oracle's association: a product that underflows early and is then
+            // scaled up would carry more than the error bound's underflow terms allow.
+            const float g_dt = g * dt[k];
+            du[k] += g_dt * Bk;
+            ddt[k] += g * (A_n * a[k] * h_prev + Bk * x[k]);
+            dA_chunk += g * h_prev * a[k] * dt[k];
+            contrib[k * P] = g_dt * x[k];
+            contrib[(kK + k) * P] = dy[k] * h[k];
+            g *= a[k];  // ∂ℒ/∂h_{k-1} through h_k
+          }
+          adjoint[n * T] = g;
+          dA_sum[n * T] += dA_chunk;
         }
-        float* const contrib = contrib_base + (n & 1) * bs.contrib_block + thread * bs.contrib_row;
-        float g = adjoint[n * T], dA_chunk = 0.0f;
-        SCANLAB_UNROLL
-        for (int k = kK - 1; k >= 0; --k) {
-          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
-          const float Ck = k < len ? Cs[n * s.bc_row + k] : 0.0f;
-          y[k] += Ck * h[k];
-          g += Ck * dy[k];  // ∂ℒ/∂h_k
-          const float h_prev = k > 0 ? h[k - 1] : h_start;
-          // Each term in the oracle's association: a product that underflows early and is then
-          // scaled up would carry more than the error bound's underflow terms allow.
-          const float g_dt = g * dt[k];
-          du[k] += g_dt * Bk;
-          ddt[k] += g * (A_n * a[k] * h_prev + Bk * x[k]);
-          dA_chunk += g * h_prev * a[k] * dt[k];
-          contrib[k] = g_dt * x[k];        // dB_k[n] of this channel
-          contrib[kK + k] = dy[k] * h[k];  // dC_k[n]
-          g *= a[k];                       // ∂ℒ/∂h_{k-1} through h_k
-        }
-        adjoint[n * T] = g;
-        dA_sum[n * T] += dA_chunk;
-        team.team_barrier();  // every thread's contributions of state n are in block n & 1
-        const float* const block = contrib_base + (n & 1) * bs.contrib_block;
-        for (index_t col = thread; col < 2 * kK; col += T) {
-          const index_t k = col < kK ? col : col - kK;
+        team.team_barrier();  // every thread's contributions of states n0.. are in the block
+        // A column's sum over the team's threads: four interleaved partial sums of 16-byte reads,
+        // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team size alone.
+        for (int col = int(thread); col < columns; col += int(T)) {
+          const int k = col % kK, ng = col / (2 * kK);
           if (k >= len) continue;
-          float sum = 0.0f;
-          for (index_t r = 0; r < T; ++r) sum += block[r * bs.contrib_row + col];
-          const index_t t = t0 + k;
-          if (col < kK) {
+          const float* const column = block + col * P;
+          const int quads = int(T) / 4;
+          streaming::Float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
+          for (int r = 0; r < quads; ++r) {
+            const streaming::Float4 v = load4(column + 4 * r);
+            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+          }
+          for (int r = 4 * quads; r < int(T); ++r) acc.x += column[r];
+          const float sum = (acc.x + acc.y) + (acc.z + acc.w);
+          const index_t n = n0 + ng, t = t0 + k;
+          if ((col / kK) % 2 == 0) {
             if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, n, t)] = sum;
             else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, n, t)] = sum;
           } else {
@@ -1286,9 +1338,16 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
   const index_t scratch = q.fwd_scratch.total;
   if (c.impl == "tiled") {
     if constexpr (kN > 0) {
-      Kokkos::parallel_for("scanlab::selective_scan_forward_tiled",
-                           team_policy(space, teams_per_chunk, q.team_size, 0, q.tiled_scratch.total),
-                           ForwardTiled<Space, kN>{q});
+      auto launch = [&](auto split) {
+        if constexpr (kN % decltype(split)::value == 0)
+          Kokkos::parallel_for("scanlab::selective_scan_forward_tiled",
+                               team_policy(space, teams_per_chunk, q.team_size, 0, q.tiled_scratch.total),
+                               ForwardTiled<Space, kN, decltype(split)::value>{q});
+      };
+      // invalid_reason() allows 1, 2 and 4 dividing dstate_static only
+      if (c.state_split == 4) launch(std::integral_constant<int, 4>());
+      else if (c.state_split == 2) launch(std::integral_constant<int, 2>());
+      else launch(std::integral_constant<int, 1>());
       return;
     }
     throw std::invalid_argument("selective_scan forward: tiled needs dstate_static");  // invalid_reason() says so first

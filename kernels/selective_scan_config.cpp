@@ -59,7 +59,7 @@ static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProbl
   TileBuffers t;
   const std::int64_t len4 = (len + 3) / 4 * 4, start = off;
   t.row = len4 + 4;
-  t.bc_row = len4;
+  t.bc_row = len4 + 4;
   t.u = take(off, rows * t.row);
   t.dt = take(off, rows * t.row);
   if (p.has_z) t.z = take(off, rows * t.row);
@@ -74,9 +74,9 @@ static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProbl
 TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   TiledScratch s;
   std::int64_t off = 0;
-  s.in = take_tile_buffers(off, p, c.team_size, effective_time_tile(p, c), false);
-  s.out_tile = c.team_size * s.in.row;
-  s.out = take(off, 2 * s.out_tile);
+  const std::int64_t split = std::max(1, c.state_split);
+  s.in = take_tile_buffers(off, p, c.team_size / split, effective_time_tile(p, c), false);
+  s.out = take(off, c.team_size * s.in.row);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
 }
@@ -92,8 +92,11 @@ TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const
   s.in = take_tile_buffers(off, p, rows, effective_chunk_len(p, c), true);
   s.adjoint = take(off, p.dstate * rows);
   s.dA = take(off, p.dstate * rows);
-  s.contrib_row = 2 * std::int64_t(c.chunk_len) + 1;  // the kernel's compile-time chunk, not the clamped one
-  s.contrib_block = rows * s.contrib_row;
+  off = (off + 3) / 4 * 4;  // the contribution blocks are read 16 bytes at a time
+  s.contrib_row = (rows + 3) / 4 * 4 + 4;
+  s.contrib_states = std::min<std::int64_t>(2, p.dstate);
+  // the kernel's compile-time chunk, not the clamped one
+  s.contrib_block = s.contrib_states * 2 * std::int64_t(c.chunk_len) * s.contrib_row;
   s.contrib = take(off, 2 * s.contrib_block);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
@@ -209,6 +212,7 @@ std::vector<std::string> selective_scan_config_fields() {
       "bwd_channels_per_team: backward channels per team (per-step dB, dC summed in the team first)",
       "bwd_team_size: backward threads per team (divides bwd_channels_per_team)",
       "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory)",
+      "state_split: tiled forward threads per channel, 1, 2 or 4 (each holds dstate/state_split states); 1 otherwise",
   };
 }
 
@@ -329,12 +333,24 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   if (stage_io != 0 && stage_io != 1) why.push_back("stage_io must be 0 or 1, got " + std::to_string(stage_io));
   if (scratch_level != 0 && scratch_level != 1)
     why.push_back("scratch_level must be 0 or 1, got " + std::to_string(scratch_level));
-  if (sizes_ok && channels_per_team % team_size != 0)
+  if (sizes_ok && state_split == 1 && channels_per_team % team_size != 0)
     why.push_back("team_size " + std::to_string(team_size) + " does not divide channels_per_team " +
                   std::to_string(channels_per_team));
   if (sizes_ok && bwd_channels_per_team % bwd_team_size != 0)
     why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " does not divide bwd_channels_per_team " +
                   std::to_string(bwd_channels_per_team));
+  if (state_split != 1 && state_split != 2 && state_split != 4)
+    why.push_back("state_split must be 1, 2 or 4, got " + std::to_string(state_split));
+  else if (state_split != 1 && impl != "tiled")
+    why.push_back("state_split splits tiled's forward only: it must be 1 for " + impl);
+  else if (state_split != 1 && sizes_ok) {
+    if (team_size % state_split != 0 || channels_per_team % (team_size / state_split) != 0)
+      why.push_back("state_split " + std::to_string(state_split) + " must divide team_size " + std::to_string(team_size) +
+                    ", and team_size / state_split must divide channels_per_team " + std::to_string(channels_per_team));
+    if (dstate_static % state_split != 0)
+      why.push_back("state_split " + std::to_string(state_split) + " must divide dstate_static " +
+                    std::to_string(dstate_static));
+  }
   if (impl == "tiled") {
     if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
     if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");
@@ -386,7 +402,8 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"chunk_len", chunk_len},
           {"bwd_channels_per_team", bwd_channels_per_team},
           {"bwd_team_size", bwd_team_size},
-          {"scratch_level", scratch_level}};
+          {"scratch_level", scratch_level},
+          {"state_split", state_split}};
 }
 
 SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
@@ -413,6 +430,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "bwd_channels_per_team") field = &c.bwd_channels_per_team;
     else if (key == "bwd_team_size") field = &c.bwd_team_size;
     else if (key == "scratch_level") field = &c.scratch_level;
+    else if (key == "state_split") field = &c.state_split;
     if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");
     if (!v.is_number_integer() || v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
       throw std::invalid_argument("selective_scan config field '" + key + "' must be an integer, got " + v.dump());
@@ -446,9 +464,17 @@ void fit_scratch(const SelectiveScanProblem& p, BackendKind backend, SelectiveSc
     while (channels % threads != 0) --threads;
     return true;
   };
+  // A split forward team keeps state_split threads per channel.
+  auto halve_forward_team = [&]() {
+    if (c.state_split == 1) return halve_team(c.channels_per_team, c.team_size);
+    if (c.channels_per_team <= min_team || c.team_size != c.channels_per_team * c.state_split) return false;
+    c.channels_per_team /= 2;
+    c.team_size /= 2;
+    return true;
+  };
   c.scratch_level = 0;
   while (forward_bytes() > limit && c.time_tile > 8) c.time_tile /= 2;
-  while (forward_bytes() > limit && halve_team(c.channels_per_team, c.team_size)) {}
+  while (forward_bytes() > limit && halve_forward_team()) {}
   while (backward_bytes() > limit && c.chunk_len > 8) c.chunk_len /= 2;
   while (backward_bytes() > limit && halve_team(c.bwd_channels_per_team, c.bwd_team_size)) {}
   if (forward_bytes() > limit || backward_bytes() > limit) c.scratch_level = 1;
@@ -487,7 +513,9 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // 32 channels per team keep the double-buffered tiles of 16 steps at 24 KB, so eight teams
       // fit an SM's shared memory; the backward's chunk of 8 keeps its team at 23 KB (at 16 it
       // needed 37 KB: six teams per SM, two waves on the H200 at 32768 channels).
-      c.team_size = c.channels_per_team = std::min(32, cpg_up);
+      c.channels_per_team = std::min(32, cpg_up);
+      c.state_split = c.dstate_static >= 2 ? 2 : 1;
+      c.team_size = c.channels_per_team * c.state_split;
       c.time_tile = 16;
       c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
       c.chunk_len = 8;
@@ -546,6 +574,7 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
             SelectiveScanConfig c = heuristic;
             c.impl = impl;
             c.dstate_static = spec;
+            c.state_split = 1;
             c.team_size = c.channels_per_team = team;
             c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
             c.chunk_len = chunk;
@@ -561,15 +590,20 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         for (int chunk : {8, 16}) {  // the backward's chunk (forward only: unused, one candidate)
           if (!p.with_backward && chunk != 16) continue;
           SelectiveScanConfig c = heuristic;
-          c.impl = "tiled";
-          c.dstate_static = spec;
-          c.team_size = c.channels_per_team = team;
-          c.time_tile = tile;
-          c.stage_io = 0;
-          c.scratch_level = 0;
-          c.chunk_len = chunk;
-          c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
-          add(c);
+          for (int split : {1, 2, 4}) {  // the channels per team stay `team`
+            if (spec % split != 0 || team * split > 256) continue;
+            c.impl = "tiled";
+            c.dstate_static = spec;
+            c.channels_per_team = team;
+            c.state_split = split;
+            c.team_size = team * split;
+            c.time_tile = tile;
+            c.stage_io = 0;
+            c.scratch_level = 0;
+            c.chunk_len = chunk;
+            c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
+            add(c);
+          }
         }
       }
     }
@@ -614,6 +648,10 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
       c.chunk_len = 16;
       c.bwd_channels_per_team = c.bwd_team_size = 1;
       add(c);
+      if (channels == 4 && spec % 2 == 0 && limits.max_team_size >= 2) {  // two threads per channel
+        c.team_size = c.state_split = 2;
+        add(c);
+      }
     }
     if (limits.max_team_size >= 2 && cpg >= 2) {
       SelectiveScanConfig c = heuristic;

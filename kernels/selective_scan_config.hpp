@@ -21,6 +21,8 @@
 //                 that asynchronous copies fill one tile ahead (cp.async on CUDA), so every global
 //                 load is coalesced and in flight while the previous tile computes; outputs leave
 //                 through a scratch tile with coalesced stores; exp as exp2 of a log2(e)-scaled A.
+//                 A channel's states may be split over state_split threads (each sums its states'
+//                 share of y; the team adds the shares in a fixed order when it stores the tile).
 //                 Its backward walks the chunks in reverse the same way (one chunk per tile,
 //                 chunk_len 8 or 16, one channel per thread): per state n, the chunk's forward is
 //                 recomputed into registers from the saved chunk-start state, then its adjoint runs
@@ -68,6 +70,10 @@ struct SelectiveScanConfig {
   int bwd_team_size = 1;           // backward: threads per team (must divide bwd_channels_per_team)
   int scratch_level = 0;       // Kokkos team-scratch level: 0 (on-chip on CUDA, small) or 1
                                // (global memory, large)
+  int state_split = 1;         // "tiled" forward: threads per channel (1, 2 or 4), each holding
+                               // dstate / state_split of its states, so a team of team_size
+                               // threads runs team_size / state_split channels at a time (more
+                               // warps for the same channels); 1 for the other implementations
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).
@@ -154,26 +160,29 @@ struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-
 // "tiled"'s double-buffered input tiles (forward and backward), buffer 0's offsets; buffer 1 is
 // `buffer` floats further. u, raw delta, z and (backward) dout as [row][k], row stride `row` = the
 // tile rounded up to 4, plus 4 (16-byte aligned rows whose float4 reads by consecutive threads fall
-// on distinct banks); B and C as [n][k], row stride `bc_row` = the tile rounded up to 4.
+// on distinct banks); B and C as [n][k], row stride `bc_row` likewise (threads splitting a channel's
+// states read consecutive n at once).
 struct TileBuffers {
   std::int64_t row = 0, bc_row = 0, buffer = 0;
   std::int64_t u = -1, dt = -1, z = -1, dout = -1, B = -1, C = -1;
 };
-// "tiled"'s forward: the input buffers and two output tiles [row][k] (`out_tile` apart). The base
-// is aligned to 16 bytes inside the request (`total` includes the slack).
+// "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
+// of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
+// request (`total` includes the slack).
 struct TiledScratch {
   TileBuffers in;
-  std::int64_t out = -1, out_tile = 0;
+  std::int64_t out = -1;
   std::int64_t total = 0;
 };
 // "tiled"'s backward: the input buffers (du, ddelta, dz are written back over u, delta, z of the
 // thread's own row), per thread and state the carried adjoint and dA sum ([n][thread]), and two
-// [thread][2·chunk + 1] blocks of per-step dB, dC contributions for the fixed-order team sum
-// (alternating by state; rows of 2·chunk_len + 1 floats, the config's chunk_len, which the kernel
-// is compiled for).
+// blocks of per-step dB, dC contributions of `contrib_states` states for the fixed-order team sum
+// (alternating by state pair): [column][thread] with column (state, dB|dC, k) over the config's
+// chunk_len (which the kernel is compiled for) and row stride contrib_row = the team rounded up to
+// 4, plus 4 (a thread sums a column with 16-byte reads; consecutive columns on distinct banks).
 struct TiledBackwardScratch {
   TileBuffers in;
-  std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
+  std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_states = 0, contrib_block = 0;
   std::int64_t total = 0;
 };
 struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint

@@ -137,6 +137,14 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
     all.push_back(make("tiled", spec, 4, 1, 8, 16, 1, 1, 0));
     all.push_back(make("tiled", spec, 4, 2, 6, 8, 2, 2, 0));
     all.push_back(make("tiled", spec, cpg, 1, 64, 16, 1, 1, 0));
+    // A channel's states split over two threads (one channel per pass, two passes; the shares
+    // added when the tile is stored) and over four where dstate allows.
+    for (int split : {2, 4}) {
+      if (spec % split != 0) continue;
+      SelectiveScanConfig c = make("tiled", spec, 2, split, 8, 8, 1, 1, 0);
+      c.state_split = split;
+      all.push_back(c);
+    }
   }
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
@@ -181,7 +189,7 @@ std::string describe(const Case& c, BackendKind backend, const SelectiveScanConf
 TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   int runs = 0;
   std::set<std::string> impls_seen;
-  std::set<int> static_seen, team_sizes_seen;
+  std::set<int> static_seen, team_sizes_seen, splits_seen;
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -197,6 +205,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         impls_seen.insert(config.impl);
         static_seen.insert(config.dstate_static);
         team_sizes_seen.insert(config.team_size);
+        splits_seen.insert(config.state_split);
         ++runs;
       }
     }
@@ -209,6 +218,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   for (BackendKind backend : kernel_backends())
     widest = std::max(widest, kernels::selective_scan_backend_limits(backend).max_team_size);
   if (widest >= 2) EXPECT_TRUE(team_sizes_seen.count(2)) << "no config with two threads per team ran";
+  if (widest >= 2) EXPECT_TRUE(splits_seen.count(2)) << "no tiled config with a channel split over two threads ran";
   EXPECT_GT(runs, 100);
 }
 
@@ -397,6 +407,16 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.scratch_level = 0; c.stage_io = 1; EXPECT_TRUE(contains(reason(c), "stage_io must be 0"));
     SelectiveScanProblem fixed_B = p; fixed_B.B_per_step = false;
     c.stage_io = 0; EXPECT_TRUE(contains(c.invalid_reason(fixed_B, BackendKind::serial), "per-step B and C")); }
+  { auto c = ok; c.state_split = 3; EXPECT_TRUE(contains(reason(c), "state_split must be 1, 2 or 4")); }
+  { auto c = ok; c.state_split = 2; EXPECT_TRUE(contains(reason(c), "must be 1 for sequential")); }
+  { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16; c.bwd_channels_per_team = 1;
+    c.state_split = 2; c.channels_per_team = 4; c.team_size = 4;  // two channels per pass, two passes
+    EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.team_size = 3; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "must divide team_size 3"));
+    c.team_size = 16; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "must divide channels_per_team 4"));
+    c.team_size = 4; c.state_split = 4; c.dstate_static = 2; p.dstate = 2;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "must divide dstate_static 2"));
+    p.dstate = 4; }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
   // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
   { auto c = ok; c.channels_per_team = c.team_size = 512; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "exceeds cuda's limit")); }
