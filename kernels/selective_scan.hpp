@@ -670,18 +670,23 @@ struct ForwardTiled {
     for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const int width) {
       const float* const share = shares + row * kS * s.row + k;  // the channel's kS rows
       const float* const act = s.z >= 0 ? set + s.z + row * s.row + k : nullptr;
-      float v[4];
+      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       SCANLAB_UNROLL
       for (int j = 0; j < 4; ++j) {
-        if (j >= width) break;
+        if (j >= width) continue;
         float y = share[j];
         SCANLAB_UNROLL
         for (int q = 1; q < kS; ++q) y += share[q * s.row + j];
         v[j] = act ? y * act[j] : y;
       }
       float* const at = p.out + p.seq(b, d0 + row, t0 + k);  // width > 1 only along contiguous seqlen
-      if (width == 4) store4(at, streaming::Float4{v[0], v[1], v[2], v[3]});
-      else for (int j = 0; j < width; ++j) at[j] = v[j];
+      if (width == 4) {
+        store4(at, streaming::Float4{v[0], v[1], v[2], v[3]});
+      } else {
+        SCANLAB_UNROLL
+        for (int j = 0; j < 3; ++j)  // a constant bound keeps v in registers (a run-time one put it in local memory)
+          if (j < width) at[j] = v[j];
+      }
     });
   }
 
@@ -1325,12 +1330,17 @@ void check_can_run(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
                                 ": the workspace was allocated for another problem or config");
 }
 
-template <class Space>
-Kokkos::TeamPolicy<Space> team_policy(const Space& space, index_t league, index_t team_size, int level,
-                                      index_t scratch_floats) {
-  return Kokkos::TeamPolicy<Space>(space, int(league), int(team_size), 1)
+template <class Space, class... Traits>
+Kokkos::TeamPolicy<Space, Traits...> team_policy(const Space& space, index_t league, index_t team_size, int level,
+                                                 index_t scratch_floats) {
+  return Kokkos::TeamPolicy<Space, Traits...>(space, int(league), int(team_size), 1)
       .set_scratch_size(level, Kokkos::PerTeam(std::size_t(scratch_request_bytes(scratch_floats))));
 }
+
+// "tiled"'s forward is built for two teams of up to 256 threads per SM, i.e. at most 128 registers
+// a thread: left free, the compiler took 144 at dstate 16 (state_split 2), which let only six teams
+// of 64 threads onto an SM (ncu, reports/results/h200/2026-11-30-s4/probe/).
+using TiledForwardBounds = Kokkos::LaunchBounds<256, 2>;
 
 template <class Space, int kN>
 void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
@@ -1341,7 +1351,8 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
       auto launch = [&](auto split) {
         if constexpr (kN % decltype(split)::value == 0)
           Kokkos::parallel_for("scanlab::selective_scan_forward_tiled",
-                               team_policy(space, teams_per_chunk, q.team_size, 0, q.tiled_scratch.total),
+                               team_policy<Space, TiledForwardBounds>(space, teams_per_chunk, q.team_size, 0,
+                                                                      q.tiled_scratch.total),
                                ForwardTiled<Space, kN, decltype(split)::value>{q});
       };
       // invalid_reason() allows 1, 2 and 4 dividing dstate_static only

@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [NCU=1] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [NCU=1] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -27,10 +27,21 @@ run $scanlab check selective_scan --backend cuda --impl tiled --cases 1000 --see
 echo "check selective_scan tiled exit $?" | tee -a "$out/check-selective_scan-tiled.txt"
 run $scanlab check state_space_v1 --backend cuda --impl tiled --cases 500 --seed 44 > "$out/check-state_space_v1-tiled.txt" 2>&1
 echo "check state_space_v1 tiled exit $?" | tee -a "$out/check-state_space_v1-tiled.txt"
+# Every implementation and config axis (state_split 1, 2, 4 among them) drawn at random.
+run $scanlab check selective_scan --backend cuda --impl random --cases 1000 --seed 45 > "$out/check-selective_scan-random.txt" 2>&1
+echo "check selective_scan random exit $?" | tee -a "$out/check-selective_scan-random.txt"
 run $scanlab ceilings --backend cuda --out "$out/ceilings.json"
 for impl in ${IMPLS:-tiled chunked}; do
   run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl "$impl" --no-cache \
       --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" --out "$out/selective_scan-$impl.json"
+done
+# The forward with each other state split (the heuristic's is in the sweep above), 32 channels per
+# team, on the dstate-16 shapes.
+for split in ${SPLITS:-}; do
+  run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
+      --config "{\"state_split\":$split,\"team_size\":$((32 * split)),\"channels_per_team\":32}" \
+      --implementation "scanlab-split$split" --direction fwd "${opts[@]}" \
+      --shapes "${shapes%,8x4096x64x2048}" --out "$out/selective_scan-tiled-split$split.json"
 done
 # Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths).
 for tool in memcheck racecheck; do
