@@ -467,8 +467,8 @@ struct ForwardScan {
 KOKKOS_INLINE_FUNCTION float* align16(float* p) {
   return reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15));
 }
-KOKKOS_FORCEINLINE_FUNCTION streaming::Float4 load4(const float* p) { return *reinterpret_cast<const streaming::Float4*>(p); }
-KOKKOS_FORCEINLINE_FUNCTION void store4(float* p, const streaming::Float4& v) { *reinterpret_cast<streaming::Float4*>(p) = v; }
+using streaming::load4;
+using streaming::store4;
 
 // Up to four (b, d, t) tensors moved between global memory and [row][k] team-scratch tiles
 // (row stride `row`, a multiple of 4): rows channels from d0, steps [t0, t0 + len).
@@ -633,7 +633,9 @@ struct ForwardTiled {
   // kJ consecutive steps from k of this thread's channel: inputs from the tile, its kM states in
   // registers, its share of y (part 0's with D·u) into its row of the output tile.
   // Force-inlined: a call would keep h and A2 (passed by reference) in local memory.
-  template <int kJ>
+  // kNormal: every decay of these steps is known to be a normal float (exp2_stays_normal), so
+  // the flush-to-zero exp2 gives the same bits without the subnormal fix-up.
+  template <int kJ, bool kNormal>
   KOKKOS_FORCEINLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, int part, index_t k,
                                          float (&h)[kM], const float (&A2)[kM], float D_d) const {
     const TileBuffers& s = p.tiled_scratch.in;
@@ -650,7 +652,7 @@ struct ForwardTiled {
       load_steps<kJ>(set + s.C + n * s.bc_row + k, cn);
       SCANLAB_UNROLL
       for (int j = 0; j < kJ; ++j) {
-        const float a = sfu_exp2_subnormal(dt[j] * A2[i]);
+        const float a = kNormal ? sfu_exp2(dt[j] * A2[i]) : sfu_exp2_subnormal(dt[j] * A2[i]);
         h[i] = a * h[i] + dt[j] * bn[j] * x[j];  // the oracle's association (its underflow terms)
         y[j] += cn[j] * h[i];
       }
@@ -715,6 +717,12 @@ struct ForwardTiled {
         A2[i] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;
         h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
       }
+      float A2_lo = A2[0], A2_hi = A2[0];  // the range of this thread's decay rates
+      SCANLAB_UNROLL
+      for (int i = 1; i < kM; ++i) {
+        A2_lo = A2[i] < A2_lo ? A2[i] : A2_lo;
+        A2_hi = A2[i] > A2_hi ? A2[i] : A2_hi;
+      }
       const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
 
       issue_tile(team, base, w.b, w.g, d0, rows, 0, tile_end(0));
@@ -733,9 +741,22 @@ struct ForwardTiled {
             for (int i = 0; i < kM; ++i) p.chunk_states[p.chunk_slot(w.b, t0 / p.chunk_len, part + kS * i, d)] = h[i];
           }
           float* const out_row = shares + thread * s.row;
+          // The tile's dt range decides whether any decay can leave the normal range (almost never:
+          // then the fix-up runs for the whole tile).
+          const float* const dt_row = set + s.dt + row * s.row;
+          float dt_lo = dt_row[0], dt_hi = dt_row[0];
+          for (index_t k = 1; k < len; ++k) {
+            dt_lo = dt_row[k] < dt_lo ? dt_row[k] : dt_lo;
+            dt_hi = dt_row[k] > dt_hi ? dt_row[k] : dt_hi;
+          }
           index_t k = 0;
-          for (; k + 4 <= len; k += 4) steps<4>(set, out_row, row, part, k, h, A2, D_d);
-          for (; k < len; ++k) steps<1>(set, out_row, row, part, k, h, A2, D_d);
+          if (exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi)) {
+            for (; k + 4 <= len; k += 4) steps<4, true>(set, out_row, row, part, k, h, A2, D_d);
+            for (; k < len; ++k) steps<1, true>(set, out_row, row, part, k, h, A2, D_d);
+          } else {
+            for (; k + 4 <= len; k += 4) steps<4, false>(set, out_row, row, part, k, h, A2, D_d);
+            for (; k < len; ++k) steps<1, false>(set, out_row, row, part, k, h, A2, D_d);
+          }
         }
         team.team_barrier();  // every share of y is written
         store_tile(team, set, shares, w.b, d0, rows, t0, len);
@@ -830,6 +851,12 @@ struct BackwardTiled {
           if (z_row) dy[k] *= gate_f32(p.gate, z_row[k]).act;
         }
       }
+      float dt_lo = dt[0], dt_hi = dt[0];  // steps past len hold 0, which adds the corner 2^0
+      SCANLAB_UNROLL
+      for (int k = 1; k < kK; ++k) {
+        dt_lo = dt[k] < dt_lo ? dt[k] : dt_lo;
+        dt_hi = dt[k] > dt_hi ? dt[k] : dt_hi;
+      }
       const float* const Bs = set + s.B;
       const float* const Cs = set + s.C;
       const int P = int(bs.contrib_row), G = int(bs.contrib_states), columns = G * 2 * kK;
@@ -841,10 +868,16 @@ struct BackwardTiled {
           const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
           float h[kK], a[kK];
           float hp = h_start;
+          if (exp2_stays_normal(dt_lo, dt_hi, A2, A2)) {  // the same bits without the fix-up
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
+          } else {
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
+          }
           SCANLAB_UNROLL
           for (int k = 0; k < kK; ++k) {
             const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
-            a[k] = sfu_exp2_subnormal(dt[k] * A2);
             h[k] = a[k] * hp + dt[k] * Bk * x[k];
             hp = h[k];
           }

@@ -35,6 +35,15 @@ KOKKOS_INLINE_FUNCTION float sfu_exp2_subnormal(float x) {
 #endif
 }
 
+// True when every 2^(d·a) with d in [d_lo, d_hi] and a in [a_lo, a_hi] is a normal float with room
+// to spare (exponent ≥ -125, a binade above the flush threshold, far beyond MUFU.EX2's 2 ulp), so
+// that sfu_exp2 returns bitwise what sfu_exp2_subnormal would, without the range fix-up. fl(d·a) is
+// monotone in each factor, so the four corners bound every product; a NaN corner answers false.
+KOKKOS_INLINE_FUNCTION bool exp2_stays_normal(float d_lo, float d_hi, float a_lo, float a_hi) {
+  const float least = -125.0f;
+  return d_lo * a_lo >= least && d_lo * a_hi >= least && d_hi * a_lo >= least && d_hi * a_hi >= least;
+}
+
 KOKKOS_INLINE_FUNCTION float sfu_log2(float x) {
 #if defined(__CUDA_ARCH__)
   float y;

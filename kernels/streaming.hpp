@@ -24,6 +24,14 @@ struct alignas(16) Float4 {
   float x, y, z, w;
 };
 
+// Four consecutive floats at a 16-byte aligned address, as one access.
+KOKKOS_FORCEINLINE_FUNCTION Float4 load4(const float* p) { return *reinterpret_cast<const Float4*>(p); }
+KOKKOS_FORCEINLINE_FUNCTION void store4(float* p, const Float4& v) { *reinterpret_cast<Float4*>(p) = v; }
+// acc += a·b lane by lane (each lane the same multiply-add a scalar loop would do).
+KOKKOS_FORCEINLINE_FUNCTION void fma4(Float4& acc, const Float4& a, const Float4& b) {
+  acc.x += a.x * b.x; acc.y += a.y * b.y; acc.z += a.z * b.z; acc.w += a.w * b.w;
+}
+
 // Team of team_size threads covering vectors_per_team consecutive indices; thread k of a team
 // touches indices k, k + team_size, ..., so each warp's accesses are contiguous (coalesced).
 struct LaunchShape {

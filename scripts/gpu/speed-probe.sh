@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [NCU=1] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [S7=1] [NCU=1] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -20,6 +20,10 @@ run() { log "$@"; timeout "$(left)" "$@"; }
 nvidia-smi -L > "$out/gpu.txt" 2>&1
 (python3 scripts/peers/build_peers.py mamba_ssm > "$out/peers-build-mamba_ssm.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-mamba_ssm.log") &
 builder=$!
+if [ "${S7:-0}" = 1 ]; then  # lrnnx for the s7_scan stage at the end
+  (python3 scripts/peers/build_peers.py lrnnx > "$out/peers-build-lrnnx.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-lrnnx.log") &
+  s7_builder=$!
+fi
 shapes=8x4096x16x2048,2x4096x16x8192,8x2048x16x2048,16x1536x16x1024,4x5120x16x4096,8x4096x64x2048
 opts=(--z on --D on --delta-bias on --softplus on)
 # Correctness first: the tiled kernels fuzzed against the oracle on the GPU (MUFU, cp.async).
@@ -75,4 +79,19 @@ echo "exec check mamba_ssm exit $?" | tee -a "$out/exec-check-mamba_ssm.txt"
 # The report pairs scanlab's "tiled" run with mamba_ssm (the "chunked" JSON is the same name,
 # scanlab, so it stays out of the figures; its numbers are in its own JSON).
 run $scanlab report "$out/selective_scan-tiled.json" "$out/selective_scan-mamba_ssm.json" --out "$out/report" > /dev/null
+# The kernels' SASS (the dstate-16 forward with two threads per channel, the chunk-8 backward)
+# for reading instruction counts offline.
+if command -v cuobjdump > /dev/null; then
+  cuobjdump -sass $scanlab 2>/dev/null | awk '/Function : /{keep = ($0 ~ /ForwardTiled.*Li16ELi2E/ || $0 ~ /BackwardTiled.*Li8E/)} keep' \
+      | gzip > "$out/sass-tiled.txt.gz"
+fi
+# s7_scan (S7=1): fuzzed on the GPU, then swept beside lrnnx (scripts/peers/measure_h200.sh's stage).
+if [ "${S7:-0}" = 1 ]; then
+  run $scanlab check s7_scan --backend cuda --cases 500 --seed 46 > "$out/check-s7_scan.txt" 2>&1
+  echo "check s7_scan exit $?" | tee -a "$out/check-s7_scan.txt"
+  run $scanlab check s7_inner --backend cuda --cases 200 --seed 47 > "$out/check-s7_inner.txt" 2>&1
+  echo "check s7_inner exit $?" | tee -a "$out/check-s7_inner.txt"
+  wait "$s7_builder"; tail -n 1 "$out/peers-build-lrnnx.log"
+  run bash scripts/peers/measure_h200.sh "$out/s7" ceilings s7_scan
+fi
 echo "speed-probe: done at $SECONDS s"
