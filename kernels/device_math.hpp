@@ -49,6 +49,24 @@ KOKKOS_INLINE_FUNCTION float load_readonly(const float* p) {
 #endif
 }
 
+// A level-0 team-scratch pointer re-derived from the kernel's dynamic shared-memory window, so the
+// compiler knows its address space: scratch accesses compile to 32-bit-addressed LDS/STS instead
+// of generic 64-bit loads (the pointer Kokkos hands out is generic; the tiled forward's SASS showed
+// LD.E.128 with 64-bit address arithmetic for every scratch read). Same address, so the same data;
+// elsewhere the pointer itself.
+#if defined(__CUDA_ARCH__)
+extern __shared__ float4 scanlab_shared_window[];
+#endif
+KOKKOS_INLINE_FUNCTION float* shared_scratch(float* p) {
+#if defined(__CUDA_ARCH__)
+  const std::size_t offset = static_cast<std::size_t>(__cvta_generic_to_shared(p)) -
+                             static_cast<std::size_t>(__cvta_generic_to_shared(scanlab_shared_window));
+  return reinterpret_cast<float*>(reinterpret_cast<char*>(scanlab_shared_window) + offset);
+#else
+  return p;
+#endif
+}
+
 // Asynchronous copies from global memory into level-0 team scratch: cp.async on sm_80 and later
 // (the copy is in flight while the thread goes on; no register holds the data), a plain copy
 // elsewhere. A team makes copies visible with async_copy_commit() after issuing them,

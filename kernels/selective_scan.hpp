@@ -697,7 +697,7 @@ struct ForwardTiled {
     const TiledScratch& ts = p.tiled_scratch;
     const TileBuffers& s = ts.in;
     const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
-    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total));
+    float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
     float* const shares = base + ts.out;
     const index_t thread = team.team_rank(), R = p.team_size / kS, passes = p.channels_per_team / R;
     const index_t row = thread / kS;
@@ -809,7 +809,7 @@ struct BackwardTiled {
     const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
     const TileBuffers& s = bs.in;
     const TeamWork w = team_work(team.league_rank(), 1, p.bwd_tiles, p.groups);
-    float* const base = align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total));
+    float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
     const index_t thread = team.team_rank(), T = p.bwd_team_size, N = p.dstate;
     const index_t first = w.tile * T, rows = min_index(T, p.channels_per_group - first);
     const index_t d0 = w.g * p.channels_per_group + first;
