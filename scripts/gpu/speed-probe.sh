@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [S7=1] [NCU=1] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -13,14 +13,21 @@ out="${1:?usage: speed-probe.sh OUT_DIR [BUDGET_S]}"
 budget="${2:-540}"
 mkdir -p "$out"
 trap 'tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")" && echo "speed-probe: archived $out.tar.gz"' EXIT
-left() { echo $(( budget - SECONDS > 5 ? budget - SECONDS : 5 )); }
 scanlab=build/cuda/scanlab
 log() { echo "+ $*" | tee -a "$out/commands.txt" >&2; }
-run() { log "$@"; timeout "$(left)" "$@"; }
+# Past the budget a command is skipped, not started with a few seconds to go: the archive must be
+# written before the device call's own limit (give the call a timeout of BUDGET_S + 60 or more; a
+# session-4 call with 20 s of margin lost its whole archive).
+left() { echo $(( budget - SECONDS )); }
+run() {
+  log "$@"
+  if [ "$(left)" -le 5 ]; then echo "speed-probe: out of budget, skipped" >&2; return 124; fi
+  timeout "$(left)" "$@"
+}
 nvidia-smi -L > "$out/gpu.txt" 2>&1
 (python3 scripts/peers/build_peers.py mamba_ssm > "$out/peers-build-mamba_ssm.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-mamba_ssm.log") &
 builder=$!
-if [ "${S7:-0}" = 1 ]; then  # lrnnx for the s7_scan stage at the end
+if [ "${S7:-0}" = 1 ]; then  # lrnnx for the s7_scan stage
   (python3 scripts/peers/build_peers.py lrnnx > "$out/peers-build-lrnnx.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-lrnnx.log") &
   s7_builder=$!
 fi
@@ -61,6 +68,24 @@ done
     $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
     --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet \
     --max-buffer-sets 1 --out "$out/ncu-sweep.json" > "$out/ncu-tiled.txt" 2>&1
+# s7_scan (S7=1): fuzzed on the GPU, then swept beside lrnnx (scripts/peers/measure_h200.sh's stage).
+if [ "${S7:-0}" = 1 ]; then
+  run $scanlab check s7_scan --backend cuda --cases 500 --seed 46 > "$out/check-s7_scan.txt" 2>&1
+  echo "check s7_scan exit $?" | tee -a "$out/check-s7_scan.txt"
+  run $scanlab check s7_inner --backend cuda --cases 200 --seed 47 > "$out/check-s7_inner.txt" 2>&1
+  echo "check s7_inner exit $?" | tee -a "$out/check-s7_inner.txt"
+  wait "$s7_builder"; tail -n 1 "$out/peers-build-lrnnx.log"
+  run bash scripts/peers/measure_h200.sh "$out/s7" ceilings s7_scan
+  # The forward with other streaming configs (S7_CONFIGS: JSON objects separated by spaces).
+  i=0
+  for config in ${S7_CONFIGS:-}; do
+    i=$((i + 1))
+    run $scanlab sweep s7_scan --backend cuda --ceilings "$out/s7/ceilings.json" --direction fwd --bias on \
+        --shapes 8x256x64x4096,16x128x16x8192,4x512x32x2048 --config "$config" --implementation "scanlab-config$i" \
+        --out "$out/s7/s7_scan-config$i.json"
+  done
+fi
+
 wait "$builder"; tail -n 1 "$out/peers-build-mamba_ssm.log"
 run python3 scripts/peers/run_peers.py --peer mamba_ssm --like "$out/selective_scan-tiled.json" --scanlab $scanlab \
     --repetitions 10 --out "$out/selective_scan-mamba_ssm.json"
@@ -73,25 +98,18 @@ for dir in ${TUNE_DIRECTIONS-fwd fwdbwd}; do
 done
 # mamba_ssm fuzzed against the oracle through the exec protocol; it declines (exit 3) the cases
 # with options it lacks, which check skips and counts.
-run $scanlab check selective_scan --cases "${EXEC_CASES:-6}" --seed 11 \
-    --backend exec:'python3 scripts/peers/exec_peer.py mamba_ssm' > "$out/exec-check-mamba_ssm.txt" 2>&1
-echo "exec check mamba_ssm exit $?" | tee -a "$out/exec-check-mamba_ssm.txt"
+if [ "${EXEC_CASES:-6}" != 0 ]; then
+  run $scanlab check selective_scan --cases "${EXEC_CASES:-6}" --seed 11 \
+      --backend exec:'python3 scripts/peers/exec_peer.py mamba_ssm' > "$out/exec-check-mamba_ssm.txt" 2>&1
+  echo "exec check mamba_ssm exit $?" | tee -a "$out/exec-check-mamba_ssm.txt"
+fi
 # The report pairs scanlab's "tiled" run with mamba_ssm (the "chunked" JSON is the same name,
 # scanlab, so it stays out of the figures; its numbers are in its own JSON).
 run $scanlab report "$out/selective_scan-tiled.json" "$out/selective_scan-mamba_ssm.json" --out "$out/report" > /dev/null
 # The kernels' SASS (the dstate-16 forward with two threads per channel, the chunk-8 backward)
 # for reading instruction counts offline.
-if command -v cuobjdump > /dev/null; then
+if command -v cuobjdump > /dev/null && [ "$(left)" -gt 10 ]; then
   cuobjdump -sass $scanlab 2>/dev/null | awk '/Function : /{keep = ($0 ~ /ForwardTiled.*Li16ELi2E/ || $0 ~ /BackwardTiled.*Li8E/)} keep' \
       | gzip > "$out/sass-tiled.txt.gz"
-fi
-# s7_scan (S7=1): fuzzed on the GPU, then swept beside lrnnx (scripts/peers/measure_h200.sh's stage).
-if [ "${S7:-0}" = 1 ]; then
-  run $scanlab check s7_scan --backend cuda --cases 500 --seed 46 > "$out/check-s7_scan.txt" 2>&1
-  echo "check s7_scan exit $?" | tee -a "$out/check-s7_scan.txt"
-  run $scanlab check s7_inner --backend cuda --cases 200 --seed 47 > "$out/check-s7_inner.txt" 2>&1
-  echo "check s7_inner exit $?" | tee -a "$out/check-s7_inner.txt"
-  wait "$s7_builder"; tail -n 1 "$out/peers-build-lrnnx.log"
-  run bash scripts/peers/measure_h200.sh "$out/s7" ceilings s7_scan
 fi
 echo "speed-probe: done at $SECONDS s"
