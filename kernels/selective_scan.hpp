@@ -24,11 +24,12 @@
 // time-major tensors run through the same code. Index arithmetic is int64 throughout.
 //
 // Measured on the H200 beside mamba_ssm in one run (fp32, z + D + delta_bias + softplus; mamba_ssm
-// in brackets; reports/results/h200/2026-11-29-s3-speed/after/): "tiled" forward 1.61 ms at
-// (8,4096,16,2048) [2.38], 5.19 ms at dstate 64 [8.24]; forward+backward 12.9 ms [7.75] and 74.8 ms
-// [27.5]. "chunked" (the rule below 16384 channels; final/, its own call): forward 5.21 ms at
-// (2,4096,16,8192) [2.65], forward+backward 37.4 ms [8.19]. Where the time goes and what is next:
-// reports/speed-notes.md. "tiled" is described at ForwardTiled and BackwardTiled below.
+// in brackets; reports/results/h200/2026-11-30-s4/vec/): "tiled" (state_split 2) forward 1.35 ms
+// at (8,4096,16,2048) [2.45], 3.19 ms at dstate 64 [8.17]; forward+backward 12.1 ms [7.79] and
+// 92.3 ms [27.5]. The shared-window scratch after it took 8% off the forward and 14-18% off the
+// backward on the shapes its run kept (2026-11-30-s4/final-tail/). "chunked" (session 3,
+// 2026-11-29-s3-speed/final/): forward 5.21 ms at (2,4096,16,8192) [2.65]. Where the time goes
+// and what is next: reports/speed-notes.md. "tiled" is described at ForwardTiled and BackwardTiled.
 //
 // Backward of "sequential" and "chunked", per chunk (last to first): the forward is recomputed over the chunk from its saved
 // start state, one state n at a time (the states are independent given dt), keeping h and

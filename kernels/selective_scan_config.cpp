@@ -517,6 +517,8 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // fit an SM's shared memory; the backward's chunk of 8 keeps its team at 23 KB (at 16 it
       // needed 37 KB: six teams per SM, two waves on the H200 at 32768 channels).
       c.channels_per_team = std::min(32, cpg_up);
+      // Two threads per channel: 16 warps per SM at the anchor instead of 8; four were slower
+      // there (2026-11-30-s4/fix/: 1.33 ms with 2, 1.92 with 1, 2.04 with 4).
       c.state_split = c.dstate_static >= 2 ? 2 : 1;
       c.team_size = c.channels_per_team * c.state_split;
       c.time_tile = 16;
