@@ -107,6 +107,21 @@ bool views_allow_vec4(index_t seqlen, const Views&... views) {
   return seqlen % 4 == 0 && (allows_vec4(views) && ...);
 }
 
+// The vector path's sums: acc[j] = Σ_k rows[j][k·row_stride] · common[k·common_stride] over
+// k = 0 … count-1 in ascending order, four consecutive steps per lane.
+template <int GROUP>
+KOKKOS_FORCEINLINE_FUNCTION void sum4_ascending(const float* const (&rows)[GROUP], index_t row_stride,
+                                                const float* common, index_t common_stride, index_t count,
+                                                streaming::Float4 (&acc)[GROUP]) {
+  SCANLAB_UNROLL
+  for (int j = 0; j < GROUP; ++j) acc[j] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (index_t k = 0; k < count; ++k) {
+    const streaming::Float4 c = streaming::load4(common + k * common_stride);
+    SCANLAB_UNROLL
+    for (int j = 0; j < GROUP; ++j) streaming::fma4(acc[j], streaming::load4(rows[j] + k * row_stride), c);
+  }
+}
+
 // Bu[b,n,t] = Σ_h B[b,n,h,t]·u[b,h,t] (+ bias[b,n,t]), h ascending.
 template <class Space, int GROUP>
 struct BuStage {
@@ -125,20 +140,12 @@ struct BuStage {
     const index_t len = min_index(grid.tile_len, L - t0);
     if (vec4) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len / 4), [&](const index_t q) {
-        const index_t t = t0 + 4 * q, su = index_t(u.stride_1()), sB = index_t(B.stride_2());
-        const float* const up = &u(b, 0, t);
+        const index_t t = t0 + 4 * q;
         const float* Bp[GROUP];
-        streaming::Float4 acc[GROUP];
         SCANLAB_UNROLL
-        for (int j = 0; j < GROUP; ++j) {
-          Bp[j] = &B(b, min_index(n0 + j, N - 1), 0, t);
-          acc[j] = {0.0f, 0.0f, 0.0f, 0.0f};
-        }
-        for (index_t h = 0; h < H; ++h) {
-          const streaming::Float4 uh = streaming::load4(up + h * su);
-          SCANLAB_UNROLL
-          for (int j = 0; j < GROUP; ++j) streaming::fma4(acc[j], streaming::load4(Bp[j] + h * sB), uh);
-        }
+        for (int j = 0; j < GROUP; ++j) Bp[j] = &B(b, min_index(n0 + j, N - 1), 0, t);
+        streaming::Float4 acc[GROUP];
+        sum4_ascending<GROUP>(Bp, index_t(B.stride_2()), &u(b, 0, t), index_t(u.stride_1()), H, acc);
         SCANLAB_UNROLL
         for (int j = 0; j < GROUP; ++j) {
           if (n0 + j >= N) continue;
@@ -190,20 +197,12 @@ struct YStage {
     const index_t len = min_index(grid.tile_len, L - t0);
     if (vec4) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len / 4), [&](const index_t q) {
-        const index_t t = t0 + 4 * q, sX = index_t(X.stride_1()), sC = index_t(C.stride_2());
-        const float* const xp = &X(b, 0, t);
+        const index_t t = t0 + 4 * q;
         const float* Cp[GROUP];
-        streaming::Float4 acc[GROUP];
         SCANLAB_UNROLL
-        for (int j = 0; j < GROUP; ++j) {
-          Cp[j] = &C(b, min_index(h0 + j, H - 1), 0, t);
-          acc[j] = {0.0f, 0.0f, 0.0f, 0.0f};
-        }
-        for (index_t n = 0; n < N; ++n) {
-          const streaming::Float4 xn = streaming::load4(xp + n * sX);
-          SCANLAB_UNROLL
-          for (int j = 0; j < GROUP; ++j) streaming::fma4(acc[j], streaming::load4(Cp[j] + n * sC), xn);
-        }
+        for (int j = 0; j < GROUP; ++j) Cp[j] = &C(b, min_index(h0 + j, H - 1), 0, t);
+        streaming::Float4 acc[GROUP];
+        sum4_ascending<GROUP>(Cp, index_t(C.stride_2()), &X(b, 0, t), index_t(X.stride_1()), N, acc);
         SCANLAB_UNROLL
         for (int j = 0; j < GROUP; ++j)
           if (h0 + j < H) streaming::store4(&out(b, h0 + j, t), acc[j]);

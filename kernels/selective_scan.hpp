@@ -778,9 +778,10 @@ struct ForwardTiled {
 // chunk c computes. Per chunk, the thread holds its channel's kK steps in registers and runs the
 // states one at a time: the chunk's h and exp(dt·A) of state n are recomputed from its saved
 // chunk-start state, then its adjoint g walks back over the chunk, adding each gradient term to
-// the step's du, ddelta in registers. Per-step dB, dC of two states at a time are summed over the
-// team's threads through a [column][thread] block (blocks alternate by state pair, so one barrier
-// per pair), a column per thread. dA, dD, ddelta_bias per channel go to the
+// the step's du, ddelta in registers. Per-step dB, dC of contrib_states states at a time (one:
+// TiledBackwardScratch says why) are summed over the team's threads through a [column][thread]
+// block (two blocks alternate, so one barrier per block), a column per thread with 16-byte reads.
+// dA, dD, ddelta_bias per channel go to the
 // partials that ReduceChannelPartials sums in a fixed order.
 template <class Space, int kK>
 struct BackwardTiled {

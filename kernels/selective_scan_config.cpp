@@ -94,9 +94,9 @@ TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const
   s.dA = take(off, p.dstate * rows);
   off = (off + 3) / 4 * 4;  // the contribution blocks are read 16 bytes at a time
   s.contrib_row = (rows + 3) / 4 * 4 + 4;
-  // One state per block: two (one barrier per pair) took 37 KB per team of 32 at dstate 16, seven
-  // teams per SM instead of eight, a second wave at 32768 channels on the H200 (16.2 against 11.1 ms
-  // in reports/results/h200/2026-11-30-s4/probe/).
+  // One state per block: two (one barrier per pair) left room for seven teams of 32 per SM at
+  // dstate 16 instead of eight, so 32768 channels ran in a second wave on the H200 (16.2 against
+  // 11.1 ms, reports/results/h200/2026-11-30-s4/probe/; ncu's shared-memory block limit 7).
   s.contrib_states = 1;
   // the kernel's compile-time chunk, not the clamped one
   s.contrib_block = s.contrib_states * 2 * std::int64_t(c.chunk_len) * s.contrib_row;

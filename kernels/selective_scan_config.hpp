@@ -180,7 +180,7 @@ struct TiledScratch {
 // "tiled"'s backward: the input buffers (du, ddelta, dz are written back over u, delta, z of the
 // thread's own row), per thread and state the carried adjoint and dA sum ([n][thread]), and two
 // blocks of per-step dB, dC contributions of `contrib_states` states for the fixed-order team sum
-// (alternating by state pair): [column][thread] with column (state, dB|dC, k) over the config's
+// (alternating): [column][thread] with column (state, dB|dC, k) over the config's
 // chunk_len (which the kernel is compiled for) and row stride contrib_row = the team rounded up to
 // 4, plus 4 (a thread sums a column with 16-byte reads; consecutive columns on distinct banks).
 struct TiledBackwardScratch {
