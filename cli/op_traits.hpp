@@ -55,9 +55,27 @@ struct ConfigAxis {
 template <class Problem>
 struct OpTraits;
 
+// The state plumbing of an op whose problem carries an initial state and a cotangent of its final
+// state (the flag `has_state_cotangent` names): loss = <out, dout> + <final, dfinal>. The
+// specialisation adds the names of its state output and cotangent tensors.
+template <class P, bool P::*kStateCotangentFlag>
+struct StatefulOpTraits {
+  static constexpr const char* output_cotangent = "dout";
+  static constexpr bool has_state = true;
+  static constexpr const char* initial_state = "initial_state";
+  static void set_backward(P& p, bool on) {
+    p.with_backward = on;
+    if (!on) p.*kStateCotangentFlag = false;
+  }
+  static void set_initial_state(P& p, bool on) { p.has_initial_state = on; }
+  static void set_state_cotangent(P& p, bool on) { p.*kStateCotangentFlag = on; }
+  static bool has_state_cotangent(const P& p) { return p.*kStateCotangentFlag; }
+};
+
 // selective_scan: mamba_ssm's selective_scan_fn plus an initial state.
 template <>
-struct OpTraits<SelectiveScanProblem> {
+struct OpTraits<SelectiveScanProblem>
+    : StatefulOpTraits<SelectiveScanProblem, &SelectiveScanProblem::has_dlast_state> {
   using Problem = SelectiveScanProblem;
   using Config = kernels::SelectiveScanConfig;
   static constexpr const char* name = "selective_scan";
@@ -86,24 +104,14 @@ struct OpTraits<SelectiveScanProblem> {
   static void set_impl(Config& c, const std::string& impl) { c.impl = impl; }
   static std::vector<ConfigAxis> config_axes();
 
-  // Cotangents and state: loss = <out, dout> + <last_state, dlast_state>.
-  static constexpr const char* output_cotangent = "dout";
-  static constexpr bool has_state = true;
-  static constexpr const char* initial_state = "initial_state";
   static constexpr const char* state_output = "last_state";
   static constexpr const char* state_cotangent = "dlast_state";
-  static void set_backward(Problem& p, bool on) {
-    p.with_backward = on;
-    if (!on) p.has_dlast_state = false;
-  }
-  static void set_initial_state(Problem& p, bool on) { p.has_initial_state = on; }
-  static void set_state_cotangent(Problem& p, bool on) { p.has_dlast_state = on; }
-  static bool has_state_cotangent(const Problem& p) { return p.has_dlast_state; }
 };
 
 // state_space_v1: the same math under ejkernel's conventions, run by selective_scan's kernels.
 template <>
-struct OpTraits<StateSpaceV1Problem> {
+struct OpTraits<StateSpaceV1Problem>
+    : StatefulOpTraits<StateSpaceV1Problem, &StateSpaceV1Problem::has_dfinal_state> {
   using Problem = StateSpaceV1Problem;
   using Config = kernels::SelectiveScanConfig;
   static constexpr const char* name = "state_space_v1";
@@ -134,23 +142,13 @@ struct OpTraits<StateSpaceV1Problem> {
   static void set_impl(Config& c, const std::string& impl) { c.impl = impl; }
   static std::vector<ConfigAxis> config_axes() { return OpTraits<SelectiveScanProblem>::config_axes(); }
 
-  static constexpr const char* output_cotangent = "dout";
-  static constexpr bool has_state = true;
-  static constexpr const char* initial_state = "initial_state";
   static constexpr const char* state_output = "final_state";
   static constexpr const char* state_cotangent = "dfinal_state";
-  static void set_backward(Problem& p, bool on) {
-    p.with_backward = on;
-    if (!on) p.has_dfinal_state = false;
-  }
-  static void set_initial_state(Problem& p, bool on) { p.has_initial_state = on; }
-  static void set_state_cotangent(Problem& p, bool on) { p.has_dfinal_state = on; }
-  static bool has_state_cotangent(const Problem& p) { return p.has_dfinal_state; }
 };
 
 // s7_scan: lrnnx's s7_scan_fn plus an initial state.
 template <>
-struct OpTraits<S7ScanProblem> {
+struct OpTraits<S7ScanProblem> : StatefulOpTraits<S7ScanProblem, &S7ScanProblem::has_dlast_state> {
   using Problem = S7ScanProblem;
   using Config = kernels::S7ScanConfig;
   static constexpr const char* name = "s7_scan";
@@ -173,18 +171,8 @@ struct OpTraits<S7ScanProblem> {
   static void set_impl(Config& c, const std::string& impl) { c.impl = impl; }
   static std::vector<ConfigAxis> config_axes();
 
-  static constexpr const char* output_cotangent = "dout";
-  static constexpr bool has_state = true;
-  static constexpr const char* initial_state = "initial_state";
   static constexpr const char* state_output = "last_state";
   static constexpr const char* state_cotangent = "dlast_state";
-  static void set_backward(Problem& p, bool on) {
-    p.with_backward = on;
-    if (!on) p.has_dlast_state = false;
-  }
-  static void set_initial_state(Problem& p, bool on) { p.has_initial_state = on; }
-  static void set_state_cotangent(Problem& p, bool on) { p.has_dlast_state = on; }
-  static bool has_state_cotangent(const Problem& p) { return p.has_dlast_state; }
 };
 
 // s7_inner: lrnnx's s7_inner_fn, the whole S7 layer. No state crosses its boundary.
