@@ -100,16 +100,7 @@ typename T::Config resolve_config(const typename T::Problem& p, BackendKind kind
     }
     return check_valid(T::heuristic(p, kind), "the heuristic config");
   }
-  const auto impls = T::implementations();
-  bool known = false;
-  std::string list;
-  for (const auto& i : impls) {
-    known = known || i == request.impl;
-    list += (list.empty() ? "" : ", ") + i;
-  }
-  if (!known)
-    throw std::invalid_argument(std::string(T::name) + ": unknown implementation '" + request.impl +
-                                "' (--impl auto or one of: " + list + ")");
+  require_known_impl<T>(request.impl, "--impl", {"auto"});
   return check_valid(heuristic_with_impl<T>(p, kind, request.impl, 0),
                      "--impl " + request.impl + " (the heuristic config with impl " + request.impl + ")");
 }

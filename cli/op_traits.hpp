@@ -224,20 +224,29 @@ auto visit_op(const std::string& op, F&& f) {
   throw_unknown_op(op);
 }
 
+// Throws std::invalid_argument unless `impl` names one of the op's implementations or one of
+// `also_accepted` (words like auto that the caller handles); the message names the op, what was
+// being read (`what`) and every name it would have taken.
+template <class T>
+void require_known_impl(const std::string& impl, const std::string& what,
+                        const std::vector<std::string>& also_accepted = {}) {
+  std::vector<std::string> names = also_accepted;
+  for (const auto& i : T::implementations()) names.push_back(i);
+  std::string list;
+  for (const auto& name : names) {
+    if (name == impl) return;
+    list += (list.empty() ? "" : ", ") + name;
+  }
+  throw std::invalid_argument(std::string(T::name) + ": " + what + ": unknown implementation '" + impl +
+                              "' (one of: " + list + ")");
+}
+
 // Reads a config from JSON for an op (config.json of a saved case, a tuning cache entry), checking
 // that its implementation exists; the error names the op and lists its implementations.
 template <class T>
 typename T::Config config_from_json(const nlohmann::json& j) {
   typename T::Config c = T::Config::from_json(j);
-  const auto impls = T::implementations();
-  bool known = false;
-  for (const auto& i : impls) known = known || i == T::impl_of(c);
-  if (!known) {
-    std::string list;
-    for (const auto& i : impls) list += (list.empty() ? "" : ", ") + i;
-    throw std::invalid_argument(std::string(T::name) + ": unknown implementation '" + T::impl_of(c) +
-                                "' (implementations: " + list + ")");
-  }
+  require_known_impl<T>(T::impl_of(c), "config");
   return c;
 }
 

@@ -418,16 +418,7 @@ int check_verb(int argc, char** argv) {
   } else {
     result = visit_op(o.op, [&](auto op) {
       using T = decltype(op);
-      if (o.impl != "random" && o.impl != "auto") {
-        bool known = false;
-        for (const auto& i : T::implementations()) known = known || i == o.impl;
-        if (!known) {
-          std::string list;
-          for (const auto& i : T::implementations()) list += " " + i;
-          throw std::invalid_argument("--impl " + o.impl + ": " + T::name + " has no such implementation (random, auto or" +
-                                      list + ")");
-        }
-      }
+      require_known_impl<T>(o.impl, "--impl", {"random", "auto"});  // before any case is drawn
       return check_op<T>(o);
     });
   }
