@@ -778,9 +778,9 @@ struct ForwardTiled {
 // chunk c computes. Per chunk, the thread holds its channel's kK steps in registers and runs the
 // states one at a time: the chunk's h and exp(dt·A) of state n are recomputed from its saved
 // chunk-start state, then its adjoint g walks back over the chunk, adding each gradient term to
-// the step's du, ddelta in registers. Per-step dB, dC of contrib_states states at a time (one:
-// TiledBackwardScratch says why) are summed over the team's threads through a [column][thread]
-// block (two blocks alternate, so one barrier per block), a column per thread with 16-byte reads.
+// the step's du, ddelta in registers. Per-step dB, dC of state n are summed over the team's
+// threads through a [column][thread] block (blocks alternate by n, so one barrier per state), a
+// column per thread with 16-byte reads.
 // dA, dD, ddelta_bias per channel go to the
 // partials that ReduceChannelPartials sums in a fixed order.
 template <class Space, int kK>
@@ -861,56 +861,53 @@ struct BackwardTiled {
       }
       const float* const Bs = set + s.B;
       const float* const Cs = set + s.C;
-      const int P = int(bs.contrib_row), G = int(bs.contrib_states), columns = G * 2 * kK;
-      for (index_t n0 = 0; n0 < N; n0 += G) {
-        float* const block = base + bs.contrib + ((n0 / G) & 1) * bs.contrib_block;
-        for (int ng = 0; ng < G; ++ng) {
-          const index_t n = n0 + ng;
-          const float A_n = dm::load_readonly(p.A + d * N + n), A2 = A_n * 1.4426950408889634f;
-          const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
-          float h[kK], a[kK];
-          float hp = h_start;
-          if (exp2_stays_normal(dt_lo, dt_hi, A2, A2)) {  // the same bits without the fix-up
-            SCANLAB_UNROLL
-            for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
-          } else {
-            SCANLAB_UNROLL
-            for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
-          }
+      const int P = int(bs.contrib_row);
+      for (index_t n = 0; n < N; ++n) {
+        // column k: dB_k[n] of this channel; kK + k: dC_k[n] (blocks alternate by n)
+        float* const block = base + bs.contrib + (n & 1) * bs.contrib_block;
+        const float A_n = dm::load_readonly(p.A + d * N + n), A2 = A_n * 1.4426950408889634f;
+        const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
+        float h[kK], a[kK];
+        float hp = h_start;
+        if (exp2_stays_normal(dt_lo, dt_hi, A2, A2)) {  // the same bits without the fix-up
           SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) {
-            const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
-            h[k] = a[k] * hp + dt[k] * Bk * x[k];
-            hp = h[k];
-          }
-          // column (ng, 0, k): dB_k[n] of this channel; (ng, 1, k): dC_k[n]
-          float* const contrib = block + (ng * 2 * kK) * P + thread;
-          float g = adjoint[n * T], dA_chunk = 0.0f;
+          for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
+        } else {
           SCANLAB_UNROLL
-          for (int k = kK - 1; k >= 0; --k) {
-            const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
-            const float Ck = k < len ? Cs[n * s.bc_row + k] : 0.0f;
-            y[k] += Ck * h[k];
-            g += Ck * dy[k];  // ∂ℒ/∂h_k
-            const float h_prev = k > 0 ? h[k - 1] : h_start;
-            // Each term in the oracle's association: a product that underflows early and is then
-            // scaled up would carry more than the error bound's underflow terms allow.
-            const float g_dt = g * dt[k];
-            du[k] += g_dt * Bk;
-            ddt[k] += g * (A_n * a[k] * h_prev + Bk * x[k]);
-            dA_chunk += g * h_prev * a[k] * dt[k];
-            contrib[k * P] = g_dt * x[k];
-            contrib[(kK + k) * P] = dy[k] * h[k];
-            g *= a[k];  // ∂ℒ/∂h_{k-1} through h_k
-          }
-          adjoint[n * T] = g;
-          dA_sum[n * T] += dA_chunk;
+          for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
         }
-        team.team_barrier();  // every thread's contributions of states n0.. are in the block
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {
+          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
+          h[k] = a[k] * hp + dt[k] * Bk * x[k];
+          hp = h[k];
+        }
+        float* const contrib = block + thread;
+        float g = adjoint[n * T], dA_chunk = 0.0f;
+        SCANLAB_UNROLL
+        for (int k = kK - 1; k >= 0; --k) {
+          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
+          const float Ck = k < len ? Cs[n * s.bc_row + k] : 0.0f;
+          y[k] += Ck * h[k];
+          g += Ck * dy[k];  // ∂ℒ/∂h_k
+          const float h_prev = k > 0 ? h[k - 1] : h_start;
+          // Each term in the oracle's association: a product that underflows early and is then
+          // scaled up would carry more than the error bound's underflow terms allow.
+          const float g_dt = g * dt[k];
+          du[k] += g_dt * Bk;
+          ddt[k] += g * (A_n * a[k] * h_prev + Bk * x[k]);
+          dA_chunk += g * h_prev * a[k] * dt[k];
+          contrib[k * P] = g_dt * x[k];
+          contrib[(kK + k) * P] = dy[k] * h[k];
+          g *= a[k];  // ∂ℒ/∂h_{k-1} through h_k
+        }
+        adjoint[n * T] = g;
+        dA_sum[n * T] += dA_chunk;
+        team.team_barrier();  // every thread's contributions of state n are in the block
         // A column's sum over the team's threads: four interleaved partial sums of 16-byte reads,
         // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team size alone.
-        for (int col = int(thread); col < columns; col += int(T)) {
-          const int k = col % kK, ng = col / (2 * kK);
+        for (int col = int(thread); col < 2 * kK; col += int(T)) {
+          const int k = col % kK;
           if (k >= len) continue;
           const float* const column = block + col * P;
           const int quads = int(T) / 4;
@@ -921,8 +918,8 @@ struct BackwardTiled {
           }
           for (int r = 4 * quads; r < int(T); ++r) acc.x += column[r];
           const float sum = (acc.x + acc.y) + (acc.z + acc.w);
-          const index_t n = n0 + ng, t = t0 + k;
-          if ((col / kK) % 2 == 0) {
+          const index_t t = t0 + k;
+          if (col < kK) {
             if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, n, t)] = sum;
             else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, n, t)] = sum;
           } else {

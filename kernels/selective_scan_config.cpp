@@ -97,9 +97,8 @@ TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const
   // One state per block: two (one barrier per pair) left room for seven teams of 32 per SM at
   // dstate 16 instead of eight, so 32768 channels ran in a second wave on the H200 (16.2 against
   // 11.1 ms, reports/results/h200/2026-11-30-s4/probe/; ncu's shared-memory block limit 7).
-  s.contrib_states = 1;
-  // the kernel's compile-time chunk, not the clamped one
-  s.contrib_block = s.contrib_states * 2 * std::int64_t(c.chunk_len) * s.contrib_row;
+  // The kernel's compile-time chunk, not the clamped one.
+  s.contrib_block = 2 * std::int64_t(c.chunk_len) * s.contrib_row;
   s.contrib = take(off, 2 * s.contrib_block);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
@@ -513,9 +512,10 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
     c.time_tile = 32;
     c.stage_io = 0;  // staged loads were 1.6x slower in the forward in a session-1 H200 probe (uncommitted; tunable)
     if (c.impl == "tiled") {
-      // 32 channels per team keep the double-buffered tiles of 16 steps at 24 KB, so eight teams
-      // fit an SM's shared memory; the backward's chunk of 8 keeps its team at 23 KB (at 16 it
-      // needed 37 KB: six teams per SM, two waves on the H200 at 32768 channels).
+      // 32 channels per team keep the double-buffered tiles of 16 steps at 25.6 KB at dstate 16
+      // (tiled_scratch), so eight teams fit an SM's shared memory; the backward's chunk of 8 keeps
+      // its team at 24 KB (at 16 it needed 37 KB in session 3: six teams per SM, two waves on the
+      // H200 at 32768 channels).
       c.channels_per_team = std::min(32, cpg_up);
       // Two threads per channel: 16 warps per SM at the anchor instead of 8; four were slower
       // there (2026-11-30-s4/fix/: 1.33 ms with 2, 1.92 with 1, 2.04 with 4).

@@ -179,13 +179,13 @@ struct TiledScratch {
 };
 // "tiled"'s backward: the input buffers (du, ddelta, dz are written back over u, delta, z of the
 // thread's own row), per thread and state the carried adjoint and dA sum ([n][thread]), and two
-// blocks of per-step dB, dC contributions of `contrib_states` states for the fixed-order team sum
-// (alternating): [column][thread] with column (state, dB|dC, k) over the config's
+// blocks of one state's per-step dB, dC contributions for the fixed-order team sum (alternating
+// by state): [column][thread] with column (dB|dC, k) over the config's
 // chunk_len (which the kernel is compiled for) and row stride contrib_row = the team rounded up to
 // 4, plus 4 (a thread sums a column with 16-byte reads; consecutive columns on distinct banks).
 struct TiledBackwardScratch {
   TileBuffers in;
-  std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_states = 0, contrib_block = 0;
+  std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
   std::int64_t total = 0;
 };
 struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint
