@@ -26,8 +26,8 @@
 // Measured on the H200 beside mamba_ssm in one run (fp32, z + D + delta_bias + softplus; mamba_ssm
 // in brackets; reports/results/h200/2026-11-30-s4/vec/): "tiled" (state_split 2) forward 1.35 ms
 // at (8,4096,16,2048) [2.45], 3.19 ms at dstate 64 [8.17]; forward+backward 12.1 ms [7.79] and
-// 92.3 ms [27.5]. The shared-window scratch after it took 8% off the forward and 14-18% off the
-// backward on the shapes its run kept (2026-11-30-s4/final-tail/). "chunked" (session 3,
+// 92.3 ms [27.5]. The shared-window scratch after it: 8% less forward and 14-18% less backward
+// time on the shapes its call kept (2026-11-30-s4/final-tail/, compared across the two calls). "chunked" (session 3,
 // 2026-11-29-s3-speed/final/): forward 5.21 ms at (2,4096,16,8192) [2.65]. Where the time goes
 // and what is next: reports/speed-notes.md. "tiled" is described at ForwardTiled and BackwardTiled.
 //
