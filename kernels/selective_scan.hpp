@@ -773,35 +773,60 @@ struct ForwardTiled {
   }
 };
 
+// kK consecutive steps of one channel of a (b, d, t) tensor, from `at` with step stride `step`.
+// 16-byte accesses where the steps are contiguous, whole and aligned (a thread's 32 bytes are one
+// full sector); else one access per step (adjacent channels adjacent when dim is the contiguous
+// axis, so a warp's accesses still coalesce). Loads past `len` give 0; stores stop at `len`.
+KOKKOS_FORCEINLINE_FUNCTION bool steps_vectorizable(const float* at, index_t step, index_t len, int kK) {
+  return step == 1 && len == kK && (reinterpret_cast<std::uintptr_t>(at) & 15) == 0;
+}
+template <int kK>
+KOKKOS_FORCEINLINE_FUNCTION void load_channel_steps(const float* at, index_t step, index_t len, float (&v)[kK]) {
+  if (steps_vectorizable(at, step, len, kK)) {
+    SCANLAB_UNROLL
+    for (int q = 0; q < kK / 4; ++q) {
+      const streaming::Float4 f = load4(at + 4 * q);
+      v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
+    }
+  } else {
+    SCANLAB_UNROLL
+    for (int k = 0; k < kK; ++k) v[k] = k < len ? device_math::load_readonly(at + k * step) : 0.0f;
+  }
+}
+template <int kK>
+KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, index_t len, const float (&v)[kK]) {
+  if (steps_vectorizable(at, step, len, kK)) {
+    SCANLAB_UNROLL
+    for (int q = 0; q < kK / 4; ++q) store4(at + 4 * q, streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
+  } else {
+    SCANLAB_UNROLL
+    for (int k = 0; k < kK; ++k)
+      if (k < len) at[k * step] = v[k];
+  }
+}
+
 // "tiled"'s backward (selective_scan_config.hpp): one team walks a pass of team_size channels
-// (one per thread) through the chunks from last to first; chunk c-1's copies are in flight while
-// chunk c computes. Per chunk, the thread holds its channel's kK steps in registers and runs the
-// states one at a time: the chunk's h and exp(dt·A) of state n are recomputed from its saved
-// chunk-start state, then its adjoint g walks back over the chunk, adding each gradient term to
-// the step's du, ddelta in registers. Per-step dB, dC of state n are summed over the team's
-// threads through a [column][thread] block (blocks alternate by n, so one barrier per state), a
-// column per thread with 16-byte reads.
-// dA, dD, ddelta_bias per channel go to the
-// partials that ReduceChannelPartials sums in a fixed order.
+// (one per thread) through the chunks from last to first; chunk c-1's B and C copies are in
+// flight while chunk c computes. Per chunk, the thread reads its channel's kK steps of u, delta,
+// z, dout straight into registers (no scratch tile: 32 bytes a thread are whole sectors, and the
+// scratch they took halved the teams per SM) and runs the states one at a time: the chunk's h and
+// exp(dt·A) of state n are recomputed from its saved chunk-start state, then its adjoint g walks
+// back over the chunk, adding each gradient term to the step's du, ddt in registers. Per-step dB,
+// dC of state n are summed over the team's threads through a [column][thread] block (blocks
+// alternate by n, so one barrier per state), a column per thread with 16-byte reads. The chunk's
+// du, ddelta, dz go straight to memory. dA, dD, ddelta_bias per channel go to the partials that
+// ReduceChannelPartials sums in a fixed order.
 template <class Space, int kK>
 struct BackwardTiled {
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
 
-  KOKKOS_INLINE_FUNCTION void issue_chunk(const Member& team, float* base, index_t b, index_t g, index_t d0,
-                                          index_t rows, index_t chunk, int buf) const {
-    const TileBuffers& s = p.tiled_bwd_scratch.in;
-    float* const set = base + buf * s.buffer;
+  KOKKOS_INLINE_FUNCTION void issue_chunk(const Member& team, float* base, index_t b, index_t g, index_t chunk,
+                                          int buf) const {
+    const TiledBackwardScratch& s = p.tiled_bwd_scratch;
+    float* const set = base + buf * s.bc_buffer;
     const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
-    SequenceTile tile;
-    tile.row = s.row;
-    tile.src[0] = p.u; tile.dst[0] = set + s.u;
-    tile.src[1] = p.delta; tile.dst[1] = set + s.dt;
-    tile.src[2] = p.dout; tile.dst[2] = set + s.dout;
-    tile.count = 3;
-    if (s.z >= 0) { tile.src[3] = p.z; tile.dst[3] = set + s.z; tile.count = 4; }
-    issue_sequence_tile(team, p, tile, b, d0, rows, t0, len);
     issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
     device_math::async_copy_commit();
   }
@@ -809,48 +834,52 @@ struct BackwardTiled {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     namespace dm = device_math;
     const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
-    const TileBuffers& s = bs.in;
     const TeamWork w = team_work(team.league_rank(), 1, p.bwd_tiles, p.groups);
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
-    const index_t thread = team.team_rank(), T = p.bwd_team_size, N = p.dstate;
+    const int thread = team.team_rank(), T = int(p.bwd_team_size), N = int(p.dstate);
     const index_t first = w.tile * T, rows = min_index(T, p.channels_per_group - first);
     const index_t d0 = w.g * p.channels_per_group + first;
     const bool active = thread < rows;
     const index_t d = d0 + (active ? thread : 0);
     float* const adjoint = base + bs.adjoint + thread;  // [n][thread]
     float* const dA_sum = base + bs.dA + thread;
-    for (index_t n = 0; n < N; ++n) {
+    for (int n = 0; n < N; ++n) {
       adjoint[n * T] = active && p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
       dA_sum[n * T] = 0.0f;
     }
     const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
     const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+    const float* const A_row = p.A + d * p.dstate;
+    const index_t step = p.st.seq_time;
+    const int bc_row = int(bs.bc_row), P = int(bs.contrib_row);
     float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
 
-    issue_chunk(team, base, w.b, w.g, d0, rows, p.num_chunks - 1, 0);
+    issue_chunk(team, base, w.b, w.g, p.num_chunks - 1, 0);
     int buf = 0;
     for (index_t chunk = p.num_chunks - 1; chunk >= 0; --chunk) {
       const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
       dm::async_copy_wait<0>();
-      team.team_barrier();  // this chunk has landed; the previous chunk's outputs are stored
-      if (chunk > 0) issue_chunk(team, base, w.b, w.g, d0, rows, chunk - 1, buf ^ 1);
-      float* const set = base + buf * s.buffer;
-      float* const u_row = set + s.u + thread * s.row;
-      float* const dt_row = set + s.dt + thread * s.row;
-      float* const z_row = s.z >= 0 ? set + s.z + thread * s.row : nullptr;
-      const float* const dout_row = set + s.dout + thread * s.row;
+      team.team_barrier();  // this chunk's B, C have landed; every thread is done with the other buffer
+      if (chunk > 0) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1);
+      const float* const Bs = base + buf * bs.bc_buffer + bs.B;
+      const float* const Cs = base + buf * bs.bc_buffer + bs.C;
+      const index_t at = p.seq(w.b, d, t0);
+      const index_t valid = active ? len : 0;  // an inactive thread's steps are zeros: they add nothing
 
-      // The thread's steps; steps past len (and inactive threads) are zeros and add nothing.
+      // The thread's steps; steps past len are zeros and add nothing.
       float x[kK], dt[kK], dy[kK], du[kK], ddt[kK], y[kK];
-      SCANLAB_UNROLL
-      for (int k = 0; k < kK; ++k) {
-        x[k] = dt[k] = dy[k] = du[k] = ddt[k] = y[k] = 0.0f;
-        if (active && k < len) {
-          x[k] = u_row[k];
-          const float raw = dt_row[k] + bias;
-          dt[k] = p.softplus ? softplus_f32(raw) : raw;
-          dy[k] = dout_row[k];
-          if (z_row) dy[k] *= gate_f32(p.gate, z_row[k]).act;
+      {
+        float raw[kK], gate[kK] = {};
+        load_channel_steps<kK>(p.u + at, step, valid, x);
+        load_channel_steps<kK>(p.delta + at, step, valid, raw);
+        load_channel_steps<kK>(p.dout + at, step, valid, dy);
+        if (p.has_z) load_channel_steps<kK>(p.z + at, step, valid, gate);
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {
+          du[k] = ddt[k] = y[k] = 0.0f;
+          dt[k] = 0.0f;
+          if (k < valid) dt[k] = p.softplus ? softplus_f32(raw[k] + bias) : raw[k] + bias;
+          if (p.has_z) dy[k] *= gate_f32(p.gate, gate[k]).act;
         }
       }
       float dt_lo = dt[0], dt_hi = dt[0];  // steps past len hold 0, which adds the corner 2^0
@@ -859,15 +888,22 @@ struct BackwardTiled {
         dt_lo = dt[k] < dt_lo ? dt[k] : dt_lo;
         dt_hi = dt[k] > dt_hi ? dt[k] : dt_hi;
       }
-      const float* const Bs = set + s.B;
-      const float* const Cs = set + s.C;
-      const int P = int(bs.contrib_row);
-      for (index_t n = 0; n < N; ++n) {
+      // State n's chunk-start state and decay rate, loaded one state ahead (their latency hides
+      // behind a state's work).
+      const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, 0, d);  // state n at n·dim
+      float A_next = dm::load_readonly(A_row), h_next = *h_starts;
+      for (int n = 0; n < N; ++n) {
+        const float A_n = A_next, A2 = A_n * 1.4426950408889634f, h_start = active ? h_next : 0.0f;
+        if (n + 1 < N) {
+          h_starts += p.dim;
+          A_next = dm::load_readonly(A_row + n + 1);
+          h_next = *h_starts;
+        }
         // column k: dB_k[n] of this channel; kK + k: dC_k[n] (blocks alternate by n)
         float* const block = base + bs.contrib + (n & 1) * bs.contrib_block;
-        const float A_n = dm::load_readonly(p.A + d * N + n), A2 = A_n * 1.4426950408889634f;
-        const float h_start = active ? p.chunk_states[p.chunk_slot(w.b, chunk, n, d)] : 0.0f;
-        float h[kK], a[kK];
+        const float* const Bn = Bs + n * bc_row;
+        const float* const Cn = Cs + n * bc_row;
+        float h[kK], a[kK], Bk[kK];
         float hp = h_start;
         if (exp2_stays_normal(dt_lo, dt_hi, A2, A2)) {  // the same bits without the fix-up
           SCANLAB_UNROLL
@@ -878,24 +914,23 @@ struct BackwardTiled {
         }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
-          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
-          h[k] = a[k] * hp + dt[k] * Bk * x[k];
+          Bk[k] = k < len ? Bn[k] : 0.0f;
+          h[k] = a[k] * hp + dt[k] * Bk[k] * x[k];
           hp = h[k];
         }
         float* const contrib = block + thread;
         float g = adjoint[n * T], dA_chunk = 0.0f;
         SCANLAB_UNROLL
         for (int k = kK - 1; k >= 0; --k) {
-          const float Bk = k < len ? Bs[n * s.bc_row + k] : 0.0f;
-          const float Ck = k < len ? Cs[n * s.bc_row + k] : 0.0f;
+          const float Ck = k < len ? Cn[k] : 0.0f;
           y[k] += Ck * h[k];
           g += Ck * dy[k];  // ∂ℒ/∂h_k
           const float h_prev = k > 0 ? h[k - 1] : h_start;
           // Each term in the oracle's association: a product that underflows early and is then
           // scaled up would carry more than the error bound's underflow terms allow.
           const float g_dt = g * dt[k];
-          du[k] += g_dt * Bk;
-          ddt[k] += g * (A_n * a[k] * h_prev + Bk * x[k]);
+          du[k] += g_dt * Bk[k];
+          ddt[k] += g * (A_n * a[k] * h_prev + Bk[k] * x[k]);
           dA_chunk += g * h_prev * a[k] * dt[k];
           contrib[k * P] = g_dt * x[k];
           contrib[(kK + k) * P] = dy[k] * h[k];
@@ -906,17 +941,17 @@ struct BackwardTiled {
         team.team_barrier();  // every thread's contributions of state n are in the block
         // A column's sum over the team's threads: four interleaved partial sums of 16-byte reads,
         // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team size alone.
-        for (int col = int(thread); col < 2 * kK; col += int(T)) {
+        for (int col = thread; col < 2 * kK; col += T) {
           const int k = col % kK;
           if (k >= len) continue;
           const float* const column = block + col * P;
-          const int quads = int(T) / 4;
+          const int quads = T / 4;
           streaming::Float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
           for (int r = 0; r < quads; ++r) {
             const streaming::Float4 v = load4(column + 4 * r);
             acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
           }
-          for (int r = 4 * quads; r < int(T); ++r) acc.x += column[r];
+          for (int r = 4 * quads; r < T; ++r) acc.x += column[r];
           const float sum = (acc.x + acc.y) + (acc.z + acc.w);
           const index_t t = t0 + k;
           if (col < kK) {
@@ -929,33 +964,36 @@ struct BackwardTiled {
         }
       }
 
-      // Per-step gradients over the thread's own row of the tile (only it reads that row).
+      // The chunk's per-step gradients, straight to memory. raw delta, z and dout are read again
+      // (cached: this thread read them at the chunk's start) rather than held in registers over
+      // the states.
       if (active) {
+        float raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
+        load_channel_steps<kK>(p.delta + at, step, len, raw);
+        if (p.has_z) {
+          load_channel_steps<kK>(p.dout + at, step, len, dout);
+          load_channel_steps<kK>(p.z + at, step, len, gate);
+        }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
-          if (k >= len) continue;
-          const float raw = dt_row[k] + bias;
-          const float ddelta = p.softplus ? ddt[k] * softplus_slope_f32(raw) : ddt[k];
-          u_row[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];
-          dD_sum += dy[k] * x[k];
-          ddelta_bias_sum += ddelta;
-          dt_row[k] = ddelta;
-          if (z_row) z_row[k] = dout_row[k] * gate_f32(p.gate, z_row[k]).slope * (y[k] + D_d * x[k]);  // dz
+          const float ddelta = p.softplus ? ddt[k] * softplus_slope_f32(raw[k] + bias) : ddt[k];
+          out_du[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];
+          out_ddelta[k] = ddelta;
+          if (k < len) {
+            dD_sum += dy[k] * x[k];
+            ddelta_bias_sum += ddelta;
+          }
+          if (p.has_z) out_dz[k] = dout[k] * gate_f32(p.gate, gate[k]).slope * (y[k] + D_d * x[k]);
         }
+        store_channel_steps<kK>(p.du + at, step, len, out_du);
+        store_channel_steps<kK>(p.ddelta + at, step, len, out_ddelta);
+        if (p.has_z) store_channel_steps<kK>(p.dz + at, step, len, out_dz);
       }
-      team.team_barrier();  // the gradient tiles are complete
-      SequenceTile store;
-      store.row = s.row;
-      store.src[0] = set + s.u; store.dst[0] = p.du;
-      store.src[1] = set + s.dt; store.dst[1] = p.ddelta;
-      store.count = 2;
-      if (s.z >= 0) { store.src[2] = set + s.z; store.dst[2] = p.dz; store.count = 3; }
-      store_sequence_tile(team, p, store, w.b, d0, rows, t0, len);
       buf ^= 1;
     }
 
     if (!active) return;
-    for (index_t n = 0; n < N; ++n) {
+    for (int n = 0; n < N; ++n) {
       if (p.has_initial_state) p.dinitial_state[p.state(w.b, d, n)] = adjoint[n * T];
       p.part_dA[p.channel_partial(w.b, 0, n, d)] = dA_sum[n * T];
     }
@@ -1373,6 +1411,10 @@ Kokkos::TeamPolicy<Space, Traits...> team_policy(const Space& space, index_t lea
 // a thread: left free, the compiler took 144 at dstate 16 (state_split 2), which let only six teams
 // of 64 threads onto an SM (ncu, reports/results/h200/2026-11-30-s4/probe/).
 using TiledForwardBounds = Kokkos::LaunchBounds<256, 2>;
+// The backward likewise at chunk 8 (128 registers: 16 teams of 32 per SM where scratch allows); a
+// chunk of 16 holds twice the per-step registers and keeps the compiler's choice.
+template <int kK>
+using TiledBackwardBounds = Kokkos::LaunchBounds<256, kK == 8 ? 2 : 1>;
 
 template <class Space, int kN>
 void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
@@ -1512,7 +1554,8 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   if (c.impl == "tiled") {
     auto launch = [&](auto chunk) {
       Kokkos::parallel_for("scanlab::selective_scan_backward_tiled",
-                           detail::team_policy(space, teams, q.bwd_team_size, 0, q.tiled_bwd_scratch.total),
+                           detail::team_policy<Space, detail::TiledBackwardBounds<decltype(chunk)::value>>(
+                               space, teams, q.bwd_team_size, 0, q.tiled_bwd_scratch.total),
                            detail::BackwardTiled<Space, decltype(chunk)::value>{q});
     };
     if (c.chunk_len == 8) launch(std::integral_constant<int, 8>());

@@ -55,7 +55,7 @@ ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveSca
 
 // Both buffers of "tiled"'s input tiles for `rows` channels and tiles of `len` steps, from `off`.
 static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProblem& p, std::int64_t rows,
-                                     std::int64_t len, bool with_dout) {
+                                     std::int64_t len) {
   TileBuffers t;
   const std::int64_t len4 = (len + 3) / 4 * 4, start = off;
   t.row = len4 + 4;
@@ -63,7 +63,6 @@ static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProbl
   t.u = take(off, rows * t.row);
   t.dt = take(off, rows * t.row);
   if (p.has_z) t.z = take(off, rows * t.row);
-  if (with_dout) t.dout = take(off, rows * t.row);
   t.B = take(off, p.dstate * t.bc_row);
   t.C = take(off, p.dstate * t.bc_row);
   t.buffer = off - start;
@@ -75,7 +74,7 @@ TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanCon
   TiledScratch s;
   std::int64_t off = 0;
   const std::int64_t split = std::max(1, c.state_split);
-  s.in = take_tile_buffers(off, p, c.team_size / split, effective_time_tile(p, c), false);
+  s.in = take_tile_buffers(off, p, c.team_size / split, effective_time_tile(p, c));
   s.out = take(off, c.team_size * s.in.row);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
@@ -87,9 +86,13 @@ std::int64_t forward_scratch_floats(const SelectiveScanProblem& p, const Selecti
 
 TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   TiledBackwardScratch s;
-  const std::int64_t rows = c.bwd_team_size;
+  const std::int64_t rows = c.bwd_team_size, len4 = (effective_chunk_len(p, c) + 3) / 4 * 4;
   std::int64_t off = 0;
-  s.in = take_tile_buffers(off, p, rows, effective_chunk_len(p, c), true);
+  s.bc_row = len4 + 4;
+  s.B = take(off, p.dstate * s.bc_row);
+  s.C = take(off, p.dstate * s.bc_row);
+  s.bc_buffer = off;
+  off += s.bc_buffer;  // buffer 1
   s.adjoint = take(off, p.dstate * rows);
   s.dA = take(off, p.dstate * rows);
   off = (off + 3) / 4 * 4;  // the contribution blocks are read 16 bytes at a time

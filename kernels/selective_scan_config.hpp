@@ -160,14 +160,14 @@ struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-
   std::int64_t io_u = -1, io_dt = -1, io_gate = -1, io_out = -1;  // [thread][k]: u, dt, act(z), out
   std::int64_t total = 0;
 };
-// "tiled"'s double-buffered input tiles (forward and backward), buffer 0's offsets; buffer 1 is
-// `buffer` floats further. u, raw delta, z and (backward) dout as [row][k], row stride `row` = the
+// "tiled"'s forward's double-buffered input tiles, buffer 0's offsets; buffer 1 is `buffer`
+// floats further. u, raw delta and z as [row][k], row stride `row` = the
 // tile rounded up to 4, plus 4 (16-byte aligned rows whose float4 reads by consecutive threads fall
 // on distinct banks); B and C as [n][k], row stride `bc_row` likewise (threads splitting a channel's
 // states read consecutive n at once).
 struct TileBuffers {
   std::int64_t row = 0, bc_row = 0, buffer = 0;
-  std::int64_t u = -1, dt = -1, z = -1, dout = -1, B = -1, C = -1;
+  std::int64_t u = -1, dt = -1, z = -1, B = -1, C = -1;
 };
 // "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
 // of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
@@ -177,14 +177,16 @@ struct TiledScratch {
   std::int64_t out = -1;
   std::int64_t total = 0;
 };
-// "tiled"'s backward: the input buffers (du, ddelta, dz are written back over u, delta, z of the
-// thread's own row), per thread and state the carried adjoint and dA sum ([n][thread]), and two
+// "tiled"'s backward: double-buffered per-step B and C tiles [n][k] (row stride bc_row, buffer 1
+// at bc_buffer), per thread and state the carried adjoint and dA sum ([n][thread]), and two
 // blocks of one state's per-step dB, dC contributions for the fixed-order team sum (alternating
-// by state): [column][thread] with column (dB|dC, k) over the config's
-// chunk_len (which the kernel is compiled for) and row stride contrib_row = the team rounded up to
-// 4, plus 4 (a thread sums a column with 16-byte reads; consecutive columns on distinct banks).
+// by state): [column][thread] with column (dB|dC, k) over the config's chunk_len (which the
+// kernel is compiled for) and row stride contrib_row = the team rounded up to 4, plus 4 (a thread
+// sums a column with 16-byte reads; consecutive columns on distinct banks). A channel's own
+// inputs and gradients do not pass through scratch: each thread reads and writes its channel's
+// chunk directly.
 struct TiledBackwardScratch {
-  TileBuffers in;
+  std::int64_t bc_row = 0, B = -1, C = -1, bc_buffer = 0;
   std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
   std::int64_t total = 0;
 };

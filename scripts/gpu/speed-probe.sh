@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -68,6 +68,18 @@ done
     $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
     --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet \
     --max-buffer-sets 1 --out "$out/ncu-sweep.json" > "$out/ncu-tiled.txt" 2>&1
+# NCU_SOURCE=1: per-SASS-instruction execution counts and stall samples of both tiled kernels at
+# the anchor (Source Counters), exported as CSV: where each kernel's instructions go.
+if [ "${NCU_SOURCE:-0}" = 1 ]; then
+  run ncu --clock-control none --kernel-name-base demangled -k regex:Tiled --launch-count 2 --section SourceCounters \
+      --section WarpStateStats --section LaunchStats --section Occupancy -o /tmp/ncu-source -f \
+      $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
+      --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet \
+      --max-buffer-sets 1 --out /tmp/ncu-source-sweep.json > "$out/ncu-source.txt" 2>&1
+  run ncu --import /tmp/ncu-source.ncu-rep --page source --csv --print-source sass 2>> "$out/ncu-source.txt" \
+      | gzip > "$out/ncu-source-sass.csv.gz"
+  run ncu --import /tmp/ncu-source.ncu-rep --page details >> "$out/ncu-source.txt" 2>&1
+fi
 # s7_scan (S7=1): fuzzed on the GPU, then swept beside lrnnx (scripts/peers/measure_h200.sh's stage).
 if [ "${S7:-0}" = 1 ]; then
   run $scanlab check s7_scan --backend cuda --cases 500 --seed 46 > "$out/check-s7_scan.txt" 2>&1
