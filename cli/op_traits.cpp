@@ -32,6 +32,7 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       // tiled's kS; not asserted as drawn: it runs only with tiled and team sizes it divides
       // (KernelSelectiveScan.ForwardAndBackwardMatchOracle asserts a split ran)
       {"state_split", {J(1), J(2), J(4)}, false},
+      {"bwd_state_split", {J(1), J(2), J(4)}, false},  // likewise tiled's backward
   };
 }
 

@@ -805,18 +805,20 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
   }
 }
 
-// "tiled"'s backward (selective_scan_config.hpp): one team walks a pass of team_size channels
-// (one per thread) through the chunks from last to first; chunk c-1's B and C copies are in
-// flight while chunk c computes. Per chunk, the thread reads its channel's kK steps of u, delta,
-// z, dout straight into registers (no scratch tile: 32 bytes a thread are whole sectors, and the
-// scratch they took halved the teams per SM) and runs the states one at a time: the chunk's h and
-// exp(dt·A) of state n are recomputed from its saved chunk-start state, then its adjoint g walks
-// back over the chunk, adding each gradient term to the step's du, ddt in registers. Per-step dB,
-// dC of state n are summed over the team's threads through a [column][thread] block (blocks
-// alternate by n, so one barrier per state), a column per thread with 16-byte reads. The chunk's
-// du, ddelta, dz go straight to memory. dA, dD, ddelta_bias per channel go to the partials that
-// ReduceChannelPartials sums in a fixed order.
-template <class Space, int kK>
+// "tiled"'s backward (selective_scan_config.hpp): one team walks a pass of bwd_channels_per_team
+// channels, kS threads per channel (thread = row·kS + part; part owns states part, part + kS, ...),
+// through the chunks from last to first; chunk c-1's B and C copies are in flight while chunk c
+// computes. Per chunk, each thread reads its channel's kK steps of u, delta, z, dout straight into
+// registers (no scratch tile: 32 bytes a thread are whole sectors, and the scratch they took
+// halved the teams per SM) and runs its states one at a time: the chunk's h and exp(dt·A) of
+// state n are recomputed from its saved chunk-start state, then its adjoint g walks back over the
+// chunk, adding each gradient term to the thread's shares of the step's du, ddt, y in registers.
+// Per-step dB, dC of the iteration's kS states are summed over the team's channels through a
+// [part][column][row] block (blocks alternate by iteration, so one barrier per iteration), a
+// column per thread with 16-byte reads. At the chunk's end part 0 adds the kS shares in part order
+// and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
+// the partials that ReduceChannelPartials sums in a fixed order.
+template <class Space, int kK, int kS>
 struct BackwardTiled {
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
@@ -836,16 +838,18 @@ struct BackwardTiled {
     const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
     const TeamWork w = team_work(team.league_rank(), 1, p.bwd_tiles, p.groups);
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
-    const int thread = team.team_rank(), T = int(p.bwd_team_size), N = int(p.dstate);
-    const index_t first = w.tile * T, rows = min_index(T, p.channels_per_group - first);
+    const int thread = team.team_rank(), T = int(p.bwd_team_size), R = T / kS, M = int(p.dstate) / kS;
+    const int row = thread / kS, part = thread % kS;
+    const index_t first = w.tile * R, rows = min_index(R, p.channels_per_group - first);
     const index_t d0 = w.g * p.channels_per_group + first;
-    const bool active = thread < rows;
-    const index_t d = d0 + (active ? thread : 0);
-    float* const adjoint = base + bs.adjoint + thread;  // [n][thread]
+    const bool active = row < rows;
+    const index_t d = d0 + (active ? row : 0);
+    float* const adjoint = base + bs.adjoint + thread;  // [i][thread]
     float* const dA_sum = base + bs.dA + thread;
-    for (int n = 0; n < N; ++n) {
-      adjoint[n * T] = active && p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
-      dA_sum[n * T] = 0.0f;
+    for (int i = 0; i < M; ++i) {
+      const index_t n = part + kS * i;
+      adjoint[i * T] = active && p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
+      dA_sum[i * T] = 0.0f;
     }
     const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
     const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
@@ -890,17 +894,18 @@ struct BackwardTiled {
       }
       // State n's chunk-start state and decay rate, loaded one state ahead (their latency hides
       // behind a state's work).
-      const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, 0, d);  // state n at n·dim
-      float A_next = dm::load_readonly(A_row), h_next = *h_starts;
-      for (int n = 0; n < N; ++n) {
+      const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
+      float A_next = dm::load_readonly(A_row + part), h_next = *h_starts;
+      for (int i = 0; i < M; ++i) {
+        const int n = part + kS * i;
         const float A_n = A_next, A2 = A_n * 1.4426950408889634f, h_start = active ? h_next : 0.0f;
-        if (n + 1 < N) {
-          h_starts += p.dim;
-          A_next = dm::load_readonly(A_row + n + 1);
+        if (i + 1 < M) {
+          h_starts += kS * p.dim;
+          A_next = dm::load_readonly(A_row + n + kS);
           h_next = *h_starts;
         }
-        // column k: dB_k[n] of this channel; kK + k: dC_k[n] (blocks alternate by n)
-        float* const block = base + bs.contrib + (n & 1) * bs.contrib_block;
+        // this part's columns of the block: k for dB_k[n] of this channel, kK + k for dC_k[n]
+        float* const block = base + bs.contrib + (i & 1) * bs.contrib_block;
         const float* const Bn = Bs + n * bc_row;
         const float* const Cn = Cs + n * bc_row;
         float h[kK], a[kK], Bk[kK];
@@ -918,8 +923,8 @@ struct BackwardTiled {
           h[k] = a[k] * hp + dt[k] * Bk[k] * x[k];
           hp = h[k];
         }
-        float* const contrib = block + thread;
-        float g = adjoint[n * T], dA_chunk = 0.0f;
+        float* const contrib = block + part * (2 * kK * P) + row;
+        float g = adjoint[i * T], dA_chunk = 0.0f;
         SCANLAB_UNROLL
         for (int k = kK - 1; k >= 0; --k) {
           const float Ck = k < len ? Cn[k] : 0.0f;
@@ -936,30 +941,55 @@ struct BackwardTiled {
           contrib[(kK + k) * P] = dy[k] * h[k];
           g *= a[k];  // ∂ℒ/∂h_{k-1} through h_k
         }
-        adjoint[n * T] = g;
-        dA_sum[n * T] += dA_chunk;
-        team.team_barrier();  // every thread's contributions of state n are in the block
-        // A column's sum over the team's threads: four interleaved partial sums of 16-byte reads,
-        // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team size alone.
-        for (int col = thread; col < 2 * kK; col += T) {
-          const int k = col % kK;
+        adjoint[i * T] = g;
+        dA_sum[i * T] += dA_chunk;
+        team.team_barrier();  // every thread's contributions of this iteration are in the block
+        // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
+        // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
+        for (int col = thread; col < kS * 2 * kK; col += T) {
+          const int c = col % (2 * kK), k = c % kK;
           if (k >= len) continue;
+          const index_t state = col / (2 * kK) + kS * i;
           const float* const column = block + col * P;
-          const int quads = T / 4;
+          const int quads = R / 4;
           streaming::Float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
           for (int r = 0; r < quads; ++r) {
             const streaming::Float4 v = load4(column + 4 * r);
             acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
           }
-          for (int r = 4 * quads; r < T; ++r) acc.x += column[r];
+          for (int r = 4 * quads; r < R; ++r) acc.x += column[r];
           const float sum = (acc.x + acc.y) + (acc.z + acc.w);
           const index_t t = t0 + k;
-          if (col < kK) {
-            if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, n, t)] = sum;
-            else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, n, t)] = sum;
+          if (c < kK) {
+            if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, state, t)] = sum;
+            else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, state, t)] = sum;
           } else {
-            if (p.bwd_tiles == 1) p.dC[p.C_step(w.b, w.g, n, t)] = sum;
-            else p.part_dC_step[p.step_partial(w.b, w.g, w.tile, n, t)] = sum;
+            if (p.bwd_tiles == 1) p.dC[p.C_step(w.b, w.g, state, t)] = sum;
+            else p.part_dC_step[p.step_partial(w.b, w.g, w.tile, state, t)] = sum;
+          }
+        }
+      }
+
+      // The channel's totals of du, ddt, y: the kS threads' shares added in part order.
+      if (kS > 1) {
+        float* const mine = base + bs.shares + thread * bs.shares_row;
+        SCANLAB_UNROLL
+        for (int q = 0; q < kK / 4; ++q) {
+          store4(mine + 4 * q, streaming::Float4{du[4 * q], du[4 * q + 1], du[4 * q + 2], du[4 * q + 3]});
+          store4(mine + kK + 4 * q, streaming::Float4{ddt[4 * q], ddt[4 * q + 1], ddt[4 * q + 2], ddt[4 * q + 3]});
+          store4(mine + 2 * kK + 4 * q, streaming::Float4{y[4 * q], y[4 * q + 1], y[4 * q + 2], y[4 * q + 3]});
+        }
+        team.team_barrier();  // every share is written
+        if (part == 0) {
+          SCANLAB_UNROLL
+          for (int q = 1; q < kS; ++q) {
+            const float* const theirs = mine + q * bs.shares_row;
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) {
+              du[k] += theirs[k];
+              ddt[k] += theirs[kK + k];
+              y[k] += theirs[2 * kK + k];
+            }
           }
         }
       }
@@ -967,7 +997,7 @@ struct BackwardTiled {
       // The chunk's per-step gradients, straight to memory. raw delta, z and dout are read again
       // (cached: this thread read them at the chunk's start) rather than held in registers over
       // the states.
-      if (active) {
+      if (active && part == 0) {
         float raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
         load_channel_steps<kK>(p.delta + at, step, len, raw);
         if (p.has_z) {
@@ -993,10 +1023,12 @@ struct BackwardTiled {
     }
 
     if (!active) return;
-    for (int n = 0; n < N; ++n) {
-      if (p.has_initial_state) p.dinitial_state[p.state(w.b, d, n)] = adjoint[n * T];
-      p.part_dA[p.channel_partial(w.b, 0, n, d)] = dA_sum[n * T];
+    for (int i = 0; i < M; ++i) {
+      const index_t n = part + kS * i;
+      if (p.has_initial_state) p.dinitial_state[p.state(w.b, d, n)] = adjoint[i * T];
+      p.part_dA[p.channel_partial(w.b, 0, n, d)] = dA_sum[i * T];
     }
+    if (part != 0) return;
     if (p.has_D) p.part_dD[p.channel_partial(w.b, 0, d)] = dD_sum;
     if (p.has_delta_bias) p.part_ddelta_bias[p.channel_partial(w.b, 0, d)] = ddelta_bias_sum;
   }
@@ -1552,14 +1584,20 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
   const index_t teams = q.batch * q.groups * q.bwd_tiles;
   if (c.impl == "tiled") {
-    auto launch = [&](auto chunk) {
+    auto launch = [&](auto chunk, auto split) {
+      constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value;
       Kokkos::parallel_for("scanlab::selective_scan_backward_tiled",
-                           detail::team_policy<Space, detail::TiledBackwardBounds<decltype(chunk)::value>>(
-                               space, teams, q.bwd_team_size, 0, q.tiled_bwd_scratch.total),
-                           detail::BackwardTiled<Space, decltype(chunk)::value>{q});
+                           detail::team_policy<Space, detail::TiledBackwardBounds<kK>>(space, teams, q.bwd_team_size, 0,
+                                                                                       q.tiled_bwd_scratch.total),
+                           detail::BackwardTiled<Space, kK, kS>{q});
     };
-    if (c.chunk_len == 8) launch(std::integral_constant<int, 8>());
-    else launch(std::integral_constant<int, 16>());  // invalid_reason() allows 8 and 16 only
+    auto with_split = [&](auto chunk) {  // invalid_reason() allows 1, 2 and 4 dividing dstate
+      if (c.bwd_state_split == 4) launch(chunk, std::integral_constant<int, 4>());
+      else if (c.bwd_state_split == 2) launch(chunk, std::integral_constant<int, 2>());
+      else launch(chunk, std::integral_constant<int, 1>());
+    };
+    if (c.chunk_len == 8) with_split(std::integral_constant<int, 8>());
+    else with_split(std::integral_constant<int, 16>());  // invalid_reason() allows 8 and 16 only
   } else if (c.impl == "sequential") {
     Kokkos::parallel_for("scanlab::selective_scan_backward_sequential",
                          detail::team_policy(space, teams, q.bwd_team_size, q.scratch_level, q.bwd_scratch.total),

@@ -86,23 +86,28 @@ std::int64_t forward_scratch_floats(const SelectiveScanProblem& p, const Selecti
 
 TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   TiledBackwardScratch s;
-  const std::int64_t rows = c.bwd_team_size, len4 = (effective_chunk_len(p, c) + 3) / 4 * 4;
+  const std::int64_t threads = c.bwd_team_size, split = std::max(1, c.bwd_state_split), rows = threads / split;
+  const std::int64_t len4 = (effective_chunk_len(p, c) + 3) / 4 * 4;
   std::int64_t off = 0;
   s.bc_row = len4 + 4;
   s.B = take(off, p.dstate * s.bc_row);
   s.C = take(off, p.dstate * s.bc_row);
   s.bc_buffer = off;
   off += s.bc_buffer;  // buffer 1
-  s.adjoint = take(off, p.dstate * rows);
-  s.dA = take(off, p.dstate * rows);
+  s.adjoint = take(off, p.dstate / split * threads);
+  s.dA = take(off, p.dstate / split * threads);
   off = (off + 3) / 4 * 4;  // the contribution blocks are read 16 bytes at a time
   s.contrib_row = (rows + 3) / 4 * 4 + 4;
   // One state per block: two (one barrier per pair) left room for seven teams of 32 per SM at
   // dstate 16 instead of eight, so 32768 channels ran in a second wave on the H200 (16.2 against
   // 11.1 ms, reports/results/h200/2026-11-30-s4/probe/; ncu's shared-memory block limit 7).
   // The kernel's compile-time chunk, not the clamped one.
-  s.contrib_block = 2 * std::int64_t(c.chunk_len) * s.contrib_row;
+  s.contrib_block = split * 2 * std::int64_t(c.chunk_len) * s.contrib_row;
   s.contrib = take(off, 2 * s.contrib_block);
+  if (split > 1) {
+    s.shares_row = 3 * std::int64_t(c.chunk_len) + 4;
+    s.shares = take(off, threads * s.shares_row);
+  }
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
 }
@@ -218,6 +223,7 @@ std::vector<std::string> selective_scan_config_fields() {
       "bwd_team_size: backward threads per team (divides bwd_channels_per_team)",
       "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory)",
       "state_split: tiled forward threads per channel, 1, 2 or 4 (each holds dstate/state_split states); 1 otherwise",
+      "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
   };
 }
 
@@ -341,7 +347,7 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   if (sizes_ok && state_split == 1 && channels_per_team % team_size != 0)
     why.push_back("team_size " + std::to_string(team_size) + " does not divide channels_per_team " +
                   std::to_string(channels_per_team));
-  if (sizes_ok && bwd_channels_per_team % bwd_team_size != 0)
+  if (sizes_ok && bwd_state_split == 1 && bwd_channels_per_team % bwd_team_size != 0)
     why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " does not divide bwd_channels_per_team " +
                   std::to_string(bwd_channels_per_team));
   if (state_split != 1 && state_split != 2 && state_split != 4)
@@ -356,6 +362,13 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
       why.push_back("state_split " + std::to_string(state_split) + " must divide dstate_static " +
                     std::to_string(dstate_static));
   }
+  if (bwd_state_split != 1 && bwd_state_split != 2 && bwd_state_split != 4)
+    why.push_back("bwd_state_split must be 1, 2 or 4, got " + std::to_string(bwd_state_split));
+  else if (bwd_state_split != 1 && impl != "tiled")
+    why.push_back("bwd_state_split splits tiled's backward only: it must be 1 for " + impl);
+  else if (bwd_state_split != 1 && dstate_static % bwd_state_split != 0)
+    why.push_back("bwd_state_split " + std::to_string(bwd_state_split) + " must divide dstate_static " +
+                  std::to_string(dstate_static));
   if (impl == "tiled") {
     if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
     if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");
@@ -363,8 +376,9 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     if (stage_io != 0) why.push_back("tiled always stages its inputs: stage_io must be 0");
     if (p.with_backward && chunk_len != 8 && chunk_len != 16)
       why.push_back("tiled's backward keeps a chunk in registers: chunk_len must be 8 or 16");
-    if (p.with_backward && sizes_ok && bwd_channels_per_team != bwd_team_size)
-      why.push_back("tiled's backward runs one channel per thread: bwd_channels_per_team must equal bwd_team_size");
+    if (p.with_backward && sizes_ok && std::int64_t(bwd_channels_per_team) * bwd_state_split != bwd_team_size)
+      why.push_back("tiled's backward runs bwd_state_split threads per channel: bwd_team_size must equal "
+                    "bwd_channels_per_team x bwd_state_split");
   }
   const bool kokkos = backend == BackendKind::serial || backend == BackendKind::openmp || backend == BackendKind::cuda;
   if (!kokkos) why.push_back("backend " + to_string(backend) + " does not run Kokkos kernels");
@@ -408,7 +422,8 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"bwd_channels_per_team", bwd_channels_per_team},
           {"bwd_team_size", bwd_team_size},
           {"scratch_level", scratch_level},
-          {"state_split", state_split}};
+          {"state_split", state_split},
+          {"bwd_state_split", bwd_state_split}};
 }
 
 SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
@@ -436,6 +451,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "bwd_team_size") field = &c.bwd_team_size;
     else if (key == "scratch_level") field = &c.scratch_level;
     else if (key == "state_split") field = &c.state_split;
+    else if (key == "bwd_state_split") field = &c.bwd_state_split;
     if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");
     if (!v.is_number_integer() || v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
       throw std::invalid_argument("selective_scan config field '" + key + "' must be an integer, got " + v.dump());
@@ -469,19 +485,19 @@ void fit_scratch(const SelectiveScanProblem& p, BackendKind backend, SelectiveSc
     while (channels % threads != 0) --threads;
     return true;
   };
-  // A split forward team keeps state_split threads per channel.
-  auto halve_forward_team = [&]() {
-    if (c.state_split == 1) return halve_team(c.channels_per_team, c.team_size);
-    if (c.channels_per_team <= min_team || c.team_size != c.channels_per_team * c.state_split) return false;
-    c.channels_per_team /= 2;
-    c.team_size /= 2;
+  // A split team keeps its split threads per channel.
+  auto halve_split_team = [&](int& channels, int& threads, int split) {
+    if (split == 1) return halve_team(channels, threads);
+    if (channels <= min_team || threads != channels * split) return false;
+    channels /= 2;
+    threads /= 2;
     return true;
   };
   c.scratch_level = 0;
   while (forward_bytes() > limit && c.time_tile > 8) c.time_tile /= 2;
-  while (forward_bytes() > limit && halve_forward_team()) {}
+  while (forward_bytes() > limit && halve_split_team(c.channels_per_team, c.team_size, c.state_split)) {}
   while (backward_bytes() > limit && c.chunk_len > 8) c.chunk_len /= 2;
-  while (backward_bytes() > limit && halve_team(c.bwd_channels_per_team, c.bwd_team_size)) {}
+  while (backward_bytes() > limit && halve_split_team(c.bwd_channels_per_team, c.bwd_team_size, c.bwd_state_split)) {}
   if (forward_bytes() > limit || backward_bytes() > limit) c.scratch_level = 1;
 }
 
@@ -525,7 +541,12 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.state_split = c.dstate_static >= 2 ? 2 : 1;
       c.team_size = c.channels_per_team * c.state_split;
       c.time_tile = 16;
-      c.bwd_team_size = c.bwd_channels_per_team = std::min(32, cpg_up);
+      // The backward likewise: two threads per channel, teams of 32 channels (64 threads), so the
+      // anchor's 32768 channels fill 16 warps per SM (one thread per channel reached 7.7;
+      // reports/results/h200/2026-11-30-s5/).
+      c.bwd_state_split = c.dstate_static >= 2 ? 2 : 1;
+      c.bwd_channels_per_team = std::min(32, cpg_up);
+      c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.chunk_len = 8;
     } else if (p.with_backward) {
       // The chunked backward (parallel in time) beat the sequential one on every shape of the
@@ -582,7 +603,7 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
             SelectiveScanConfig c = heuristic;
             c.impl = impl;
             c.dstate_static = spec;
-            c.state_split = 1;
+            c.state_split = c.bwd_state_split = 1;
             c.team_size = c.channels_per_team = team;
             c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
             c.chunk_len = chunk;
@@ -609,9 +630,24 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
             c.stage_io = 0;
             c.scratch_level = 0;
             c.chunk_len = chunk;
-            c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
+            c.bwd_state_split = spec % 2 == 0 ? 2 : 1;
+            c.bwd_channels_per_team = std::min(team, 32);
+            c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
             add(c);
           }
+        }
+      }
+    }
+    // tiled's backward shapes around the heuristic's: threads per channel × channels per team
+    if (heuristic.impl == "tiled" && p.with_backward) {
+      for (int split : {1, 2, 4}) {
+        for (int channels : {16, 32, 64}) {
+          if (spec % split != 0 || channels * split > 256) continue;
+          SelectiveScanConfig c = heuristic;
+          c.bwd_state_split = split;
+          c.bwd_channels_per_team = channels;
+          c.bwd_team_size = channels * split;
+          add(c);
         }
       }
     }
@@ -654,10 +690,12 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
       c.stage_io = 0;
       c.scratch_level = 0;
       c.chunk_len = 16;
-      c.bwd_channels_per_team = c.bwd_team_size = 1;
+      c.bwd_channels_per_team = c.bwd_team_size = c.bwd_state_split = 1;
       add(c);
       if (channels == 4 && spec % 2 == 0 && limits.max_team_size >= 2) {  // two threads per channel
         c.team_size = c.state_split = 2;
+        add(c);
+        c.bwd_team_size = c.bwd_state_split = 2;
         add(c);
       }
     }

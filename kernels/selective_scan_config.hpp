@@ -74,6 +74,9 @@ struct SelectiveScanConfig {
                                // dstate / state_split of its states, so a team of team_size
                                // threads runs team_size / state_split channels at a time (more
                                // warps for the same channels); 1 for the other implementations
+  int bwd_state_split = 1;     // "tiled" backward likewise: threads per channel (1, 2 or 4), so
+                               // a team of bwd_team_size threads runs bwd_team_size /
+                               // bwd_state_split = bwd_channels_per_team channels
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).
@@ -178,16 +181,18 @@ struct TiledScratch {
   std::int64_t total = 0;
 };
 // "tiled"'s backward: double-buffered per-step B and C tiles [n][k] (row stride bc_row, buffer 1
-// at bc_buffer), per thread and state the carried adjoint and dA sum ([n][thread]), and two
-// blocks of one state's per-step dB, dC contributions for the fixed-order team sum (alternating
-// by state): [column][thread] with column (dB|dC, k) over the config's chunk_len (which the
-// kernel is compiled for) and row stride contrib_row = the team rounded up to 4, plus 4 (a thread
-// sums a column with 16-byte reads; consecutive columns on distinct banks). A channel's own
-// inputs and gradients do not pass through scratch: each thread reads and writes its channel's
-// chunk directly.
+// at bc_buffer); per thread and owned state i (state part + split·i) the carried adjoint and dA
+// sum ([i][thread]); two blocks of one state-iteration's per-step dB, dC contributions for the
+// fixed-order team sum (alternating by iteration): [part][column][row] with column (dB|dC, k)
+// over the config's chunk_len (which the kernel is compiled for) and row stride contrib_row = the
+// team's channels rounded up to 4, plus 4 (a thread sums a column with 16-byte reads; consecutive
+// columns on distinct banks); with a state split, each thread's shares of the chunk's du, ddt
+// and y ([thread][du | ddt | y][k], row stride shares_row), summed in part order. A channel's own
+// inputs and gradients do not pass through scratch: its threads read and write its chunk directly.
 struct TiledBackwardScratch {
   std::int64_t bc_row = 0, B = -1, C = -1, bc_buffer = 0;
   std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
+  std::int64_t shares = -1, shares_row = 0;
   std::int64_t total = 0;
 };
 struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint

@@ -144,6 +144,13 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
       SelectiveScanConfig c = make("tiled", spec, 2, split, 8, 8, 1, 1, 0);
       c.state_split = split;
       all.push_back(c);
+      // The backward's likewise (the shares of du, ddt, y added in part order at each chunk's
+      // end): one channel per team of two threads (a two-thread host runs it), chunks of 16;
+      // two channels per team of eight threads, chunks of 8.
+      const int bwd_channels = split == 2 ? 1 : 2;
+      c = make("tiled", spec, 1, 1, 8, split == 2 ? 16 : 8, bwd_channels, bwd_channels * split, 0);
+      c.bwd_state_split = split;
+      all.push_back(c);
     }
   }
   const auto limits = kernels::selective_scan_backend_limits(backend);
@@ -189,7 +196,7 @@ std::string describe(const Case& c, BackendKind backend, const SelectiveScanConf
 TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   int runs = 0;
   std::set<std::string> impls_seen;
-  std::set<int> static_seen, team_sizes_seen, splits_seen;
+  std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen;
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -206,6 +213,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         static_seen.insert(config.dstate_static);
         team_sizes_seen.insert(config.team_size);
         splits_seen.insert(config.state_split);
+        if (c.p.with_backward) bwd_splits_seen.insert(config.bwd_state_split);
         ++runs;
       }
     }
@@ -219,6 +227,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
     widest = std::max(widest, kernels::selective_scan_backend_limits(backend).max_team_size);
   if (widest >= 2) EXPECT_TRUE(team_sizes_seen.count(2)) << "no config with two threads per team ran";
   if (widest >= 2) EXPECT_TRUE(splits_seen.count(2)) << "no tiled config with a channel split over two threads ran";
+  if (widest >= 2) EXPECT_TRUE(bwd_splits_seen.count(2)) << "no tiled backward with a channel split over two threads ran";
   EXPECT_GT(runs, 100);
 }
 
@@ -401,7 +410,7 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
   { auto c = ok; c.stage_io = 2; EXPECT_TRUE(contains(reason(c), "stage_io must be 0 or 1")); }
   { auto c = ok; c.impl = "tiled"; EXPECT_TRUE(contains(reason(c), "needs dstate_static")); }
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; EXPECT_TRUE(contains(reason(c), "chunk_len must be 8 or 16"));
-    EXPECT_TRUE(contains(reason(c), "bwd_channels_per_team must equal bwd_team_size"));
+    EXPECT_TRUE(contains(reason(c), "bwd_team_size must equal bwd_channels_per_team x bwd_state_split"));
     c.chunk_len = 16; c.bwd_channels_per_team = 1; EXPECT_EQ(reason(c), "");
     c.scratch_level = 1; EXPECT_TRUE(contains(reason(c), "scratch_level must be 0"));
     c.scratch_level = 0; c.stage_io = 1; EXPECT_TRUE(contains(reason(c), "stage_io must be 0"));
@@ -416,6 +425,15 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.team_size = 16; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "must divide channels_per_team 4"));
     c.team_size = 4; c.state_split = 4; c.dstate_static = 2; p.dstate = 2;
     EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "must divide dstate_static 2"));
+    p.dstate = 4; }
+  { auto c = ok; c.bwd_state_split = 3; EXPECT_TRUE(contains(reason(c), "bwd_state_split must be 1, 2 or 4")); }
+  { auto c = ok; c.bwd_state_split = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
+  { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16;
+    c.bwd_state_split = 2; c.bwd_channels_per_team = 2; c.bwd_team_size = 4;  // two threads per channel
+    EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.bwd_team_size = 2; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_channels_per_team x bwd_state_split"));
+    c.bwd_team_size = 8; c.bwd_state_split = 4; c.dstate_static = 2; p.dstate = 2;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_split 4 must divide dstate_static 2"));
     p.dstate = 4; }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
   // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
