@@ -302,10 +302,11 @@ template <class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_each_sequence_element(const Member& team, const Params& p, index_t rows, index_t len,
                                                       const F& f) {
   const bool time_contiguous = p.st.seq_time == 1;
-  const int r = int(rows), l = int(len);
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * l), [&](const int i) {
-    if (time_contiguous) f(index_t(i / l), index_t(i % l));
-    else f(index_t(i % r), index_t(i / r));
+  const unsigned r = unsigned(rows), l = unsigned(len);
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(r * l)), [&](const int i) {
+    const unsigned u = unsigned(i);
+    if (time_contiguous) f(index_t(u / l), index_t(u % l));
+    else f(index_t(u % r), index_t(u / r));
   });
 }
 
@@ -489,10 +490,10 @@ template <class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_each_tile_run(const Member& team, const Params& p, index_t rows, index_t t0,
                                               index_t len, const F& f) {
   if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
-    const int quads = int(len + 3) / 4;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows) * quads), [&](const int i) {
-      const int k = (i % quads) * 4;
-      f(index_t(i / quads), index_t(k), int(min_index(4, len - k)));
+    const unsigned quads = unsigned(len + 3) / 4;  // unsigned: half the instructions of a signed division
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows * quads)), [&](const int i) {
+      const unsigned k = (unsigned(i) % quads) * 4;
+      f(index_t(unsigned(i) / quads), index_t(k), int(min_index(4, len - k)));
     });
   } else {
     for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) { f(row, k, 1); });
@@ -593,12 +594,20 @@ struct ForwardTiled {
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
 
-  // A tile ends at a chunk boundary only when a backward follows (the state is saved there); a
-  // forward-only run keeps whole tiles (clipped to chunk_len 8 they took 1.84 ms against 1.67 in the
-  // H200 tune at (8,4096,16,2048), reports/results/h200/2026-11-29-s3-speed/final/tune/).
-  KOKKOS_INLINE_FUNCTION index_t tile_end(index_t t) const {
-    const index_t end = min_index(t + p.time_tile, p.seqlen);
-    return p.save_chunk_states ? min_index(end, (t / p.chunk_len + 1) * p.chunk_len) : end;
+  // Tiles are whole whether or not a backward follows: the chunk-start states are saved inside a
+  // tile (tiles clipped at chunk boundaries of 8 cost as much again per step in per-tile work:
+  // 1.84 ms against 1.67 in the H200 tune at (8,4096,16,2048),
+  // reports/results/h200/2026-11-29-s3-speed/final/tune/).
+  KOKKOS_INLINE_FUNCTION index_t tile_end(index_t t) const { return min_index(t + p.time_tile, p.seqlen); }
+
+  // Steps [k, end) of the tile: one at a time up to a multiple of 4 (the 16-byte scratch reads
+  // need it), four at a time, then one at a time.
+  template <bool kNormal>
+  KOKKOS_FORCEINLINE_FUNCTION void run_steps(const float* set, float* out_row, index_t row, int part, index_t k,
+                                             index_t end, float (&h)[kM], const float (&A2)[kM], float D_d) const {
+    for (; k < end && k % 4 != 0; ++k) steps<1, kNormal>(set, out_row, row, part, k, h, A2, D_d);
+    for (; k + 4 <= end; k += 4) steps<4, kNormal>(set, out_row, row, part, k, h, A2, D_d);
+    for (; k < end; ++k) steps<1, kNormal>(set, out_row, row, part, k, h, A2, D_d);
   }
 
   KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, float* set, index_t b, index_t g, index_t d0,
@@ -725,6 +734,9 @@ struct ForwardTiled {
         A2_hi = A2[i] > A2_hi ? A2[i] : A2_hi;
       }
       const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+      // Where the next chunk-start state goes (chunk_slot(b, chunk, part + kS·i, d) at i·kS·dim).
+      float* save = p.save_chunk_states ? p.chunk_states + p.chunk_slot(w.b, 0, part, d) : nullptr;
+      index_t next_save = 0;
 
       issue_tile(team, base, w.b, w.g, d0, rows, 0, tile_end(0));
       int buf = 0;
@@ -737,10 +749,6 @@ struct ForwardTiled {
         prepare_tile(team, set, d0, rows, t0, len);
         team.team_barrier();  // dt and act(z) are in the tile
         if (active) {
-          if (p.save_chunk_states && t0 % p.chunk_len == 0) {
-            SCANLAB_UNROLL
-            for (int i = 0; i < kM; ++i) p.chunk_states[p.chunk_slot(w.b, t0 / p.chunk_len, part + kS * i, d)] = h[i];
-          }
           float* const out_row = shares + thread * s.row;
           // The tile's dt range decides whether any decay can leave the normal range (almost never:
           // then the fix-up runs for the whole tile).
@@ -750,13 +758,23 @@ struct ForwardTiled {
             dt_lo = dt_row[k] < dt_lo ? dt_row[k] : dt_lo;
             dt_hi = dt_row[k] > dt_hi ? dt_row[k] : dt_hi;
           }
-          index_t k = 0;
-          if (exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi)) {
-            for (; k + 4 <= len; k += 4) steps<4, true>(set, out_row, row, part, k, h, A2, D_d);
-            for (; k < len; ++k) steps<1, true>(set, out_row, row, part, k, h, A2, D_d);
-          } else {
-            for (; k + 4 <= len; k += 4) steps<4, false>(set, out_row, row, part, k, h, A2, D_d);
-            for (; k < len; ++k) steps<1, false>(set, out_row, row, part, k, h, A2, D_d);
+          const bool normal = exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi);
+          // Segments of the tile between chunk starts; where a chunk starts, its state is saved
+          // for the backward (next_save walks the chunk starts without a division).
+          for (index_t k = 0; k < len;) {
+            index_t end = len;
+            if (p.save_chunk_states) {
+              if (t0 + k == next_save) {
+                SCANLAB_UNROLL
+                for (int i = 0; i < kM; ++i) save[i * kS * p.dim] = h[i];
+                save += p.dstate * p.dim;  // the next chunk's slot of the same (b, state, d)
+                next_save += p.chunk_len;
+              }
+              end = min_index(len, next_save - t0);
+            }
+            if (normal) run_steps<true>(set, out_row, row, part, k, end, h, A2, D_d);
+            else run_steps<false>(set, out_row, row, part, k, end, h, A2, D_d);
+            k = end;
           }
         }
         team.team_barrier();  // every share of y is written
@@ -806,7 +824,8 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
 }
 
 // "tiled"'s backward (selective_scan_config.hpp): one team walks a pass of bwd_channels_per_team
-// channels, kS threads per channel (thread = row·kS + part; part owns states part, part + kS, ...),
+// channels, kS threads per channel (thread = part·R + row for R channels; part owns states part,
+// part + kS, ...),
 // through the chunks from last to first; chunk c-1's B and C copies are in flight while chunk c
 // computes. Per chunk, each thread reads its channel's kK steps of u, delta, z, dout straight into
 // registers (no scratch tile: 32 bytes a thread are whole sectors, and the scratch they took
@@ -839,7 +858,9 @@ struct BackwardTiled {
     const TeamWork w = team_work(team.league_rank(), 1, p.bwd_tiles, p.groups);
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
     const int thread = team.team_rank(), T = int(p.bwd_team_size), R = T / kS, M = int(p.dstate) / kS;
-    const int row = thread / kS, part = thread % kS;
+    // Part-major: a warp's lanes are 32 channels of one part, so part 0's work at a chunk's end
+    // (adding the shares, the per-step gradients) is whole warps, not every other lane.
+    const int row = thread % R, part = thread / R;
     const index_t first = w.tile * R, rows = min_index(R, p.channels_per_group - first);
     const index_t d0 = w.g * p.channels_per_group + first;
     const bool active = row < rows;
@@ -983,7 +1004,7 @@ struct BackwardTiled {
         if (part == 0) {
           SCANLAB_UNROLL
           for (int q = 1; q < kS; ++q) {
-            const float* const theirs = mine + q * bs.shares_row;
+            const float* const theirs = mine + q * R * bs.shares_row;  // thread row + q·R
             SCANLAB_UNROLL
             for (int k = 0; k < kK; ++k) {
               du[k] += theirs[k];

@@ -18,7 +18,11 @@ std::int64_t effective_chunk_len(const SelectiveScanProblem& p, const SelectiveS
   return std::min<std::int64_t>(c.chunk_len, p.seqlen);
 }
 
+// "tiled" saves the chunk-start states inside a tile, so its tiles are not clipped to a chunk
+// (until session 5 they were: the heuristic's time_tile 16 ran as 8 beside chunk_len 8); the
+// other forwards keep tiles within chunks.
 std::int64_t effective_time_tile(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+  if (c.impl == "tiled") return std::min<std::int64_t>(c.time_tile, p.seqlen);
   return std::min<std::int64_t>(c.time_tile, effective_chunk_len(p, c));
 }
 
