@@ -890,6 +890,12 @@ struct BackwardTiled {
       const float* const Cs = base + buf * bs.bc_buffer + bs.C;
       const index_t at = p.seq(w.b, d, t0);
       const index_t valid = active ? len : 0;  // an inactive thread's steps are zeros: they add nothing
+      // Where the column sums of state 0, step t0 go: dB, dC themselves with one team per group,
+      // else this team's partials (64-bit index arithmetic once per chunk, not per column).
+      float* const dB_at = p.bwd_tiles == 1 ? p.dB + p.B_step(w.b, w.g, 0, t0) : nullptr;
+      float* const dC_at = p.bwd_tiles == 1 ? p.dC + p.C_step(w.b, w.g, 0, t0) : nullptr;
+      float* const part_dB_at = p.bwd_tiles == 1 ? nullptr : p.part_dB_step + p.step_partial(w.b, w.g, w.tile, 0, t0);
+      float* const part_dC_at = p.bwd_tiles == 1 ? nullptr : p.part_dC_step + p.step_partial(w.b, w.g, w.tile, 0, t0);
 
       // The thread's steps; steps past len are zeros and add nothing.
       float x[kK], dt[kK], dy[kK], du[kK], ddt[kK], y[kK];
@@ -980,14 +986,9 @@ struct BackwardTiled {
           }
           for (int r = 4 * quads; r < R; ++r) acc.x += column[r];
           const float sum = (acc.x + acc.y) + (acc.z + acc.w);
-          const index_t t = t0 + k;
-          if (c < kK) {
-            if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, state, t)] = sum;
-            else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, state, t)] = sum;
-          } else {
-            if (p.bwd_tiles == 1) p.dC[p.C_step(w.b, w.g, state, t)] = sum;
-            else p.part_dC_step[p.step_partial(w.b, w.g, w.tile, state, t)] = sum;
-          }
+          float* const to = c < kK ? (p.bwd_tiles == 1 ? dB_at + state * p.st.B_state : part_dB_at + state * p.seqlen)
+                                   : (p.bwd_tiles == 1 ? dC_at + state * p.st.C_state : part_dC_at + state * p.seqlen);
+          to[k * (p.bwd_tiles == 1 ? (c < kK ? p.st.B_time : p.st.C_time) : 1)] = sum;
         }
       }
 
