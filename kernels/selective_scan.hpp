@@ -734,9 +734,7 @@ struct ForwardTiled {
         A2_hi = A2[i] > A2_hi ? A2[i] : A2_hi;
       }
       const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
-      // Where the next chunk-start state goes (chunk_slot(b, chunk, part + kS·i, d) at i·kS·dim).
-      float* save = p.save_chunk_states ? p.chunk_states + p.chunk_slot(w.b, 0, part, d) : nullptr;
-      index_t next_save = 0;
+      index_t next_save = 0;  // the next chunk start, where the state is saved for the backward
 
       issue_tile(team, base, w.b, w.g, d0, rows, 0, tile_end(0));
       int buf = 0;
@@ -760,14 +758,15 @@ struct ForwardTiled {
           }
           const bool normal = exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi);
           // Segments of the tile between chunk starts; where a chunk starts, its state is saved
-          // for the backward (next_save walks the chunk starts without a division).
+          // for the backward (one division per chunk; a pointer carried across tiles cost
+          // registers the dstate-64 kernel spills).
           for (index_t k = 0; k < len;) {
             index_t end = len;
             if (p.save_chunk_states) {
               if (t0 + k == next_save) {
+                float* const save = p.chunk_states + p.chunk_slot(w.b, next_save / p.chunk_len, part, d);
                 SCANLAB_UNROLL
                 for (int i = 0; i < kM; ++i) save[i * kS * p.dim] = h[i];
-                save += p.dstate * p.dim;  // the next chunk's slot of the same (b, state, d)
                 next_save += p.chunk_len;
               }
               end = min_index(len, next_save - t0);
