@@ -545,8 +545,8 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.state_split = c.dstate_static >= 2 ? 2 : 1;
       c.team_size = c.channels_per_team * c.state_split;
       // Tiles of 16 steps; 8 at dstate 64, where the B and C tiles dominate the scratch (forward
-      // 2.50 ms with 8 against 3.07 with 16 at (8,4096,64,2048); 2026-11-30-s4/final-tail/ and
-      // 2026-11-30-s5/whole-tiles/, two calls).
+      // at (8,4096,64,2048) 3.03 ms with 8, 3.07 with 16: 2026-11-30-s5/final/ and whole-tiles/,
+      // two calls, so a tie; 8 keeps the team's scratch at half).
       c.time_tile = c.dstate_static >= 64 ? 8 : 16;
       // The backward likewise: two threads per channel, teams of 32 channels (64 threads), so the
       // anchor's 32768 channels fill 16 warps per SM (one thread per channel reached 7.7;
