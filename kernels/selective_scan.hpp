@@ -836,6 +836,13 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
 // column per thread with 16-byte reads. At the chunk's end part 0 adds the kS shares in part order
 // and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
 // the partials that ReduceChannelPartials sums in a fixed order.
+// Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
+struct StepSums {
+  float* base;
+  index_t state_stride, step_stride;
+  KOKKOS_INLINE_FUNCTION float& at(index_t n, index_t k) const { return base[n * state_stride + k * step_stride]; }
+};
+
 template <class Space, int kK, int kS>
 struct BackwardTiled {
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
@@ -889,12 +896,13 @@ struct BackwardTiled {
       const float* const Cs = base + buf * bs.bc_buffer + bs.C;
       const index_t at = p.seq(w.b, d, t0);
       const index_t valid = active ? len : 0;  // an inactive thread's steps are zeros: they add nothing
-      // Where the column sums of state 0, step t0 go: dB, dC themselves with one team per group,
-      // else this team's partials (64-bit index arithmetic once per chunk, not per column).
-      float* const dB_at = p.bwd_tiles == 1 ? p.dB + p.B_step(w.b, w.g, 0, t0) : nullptr;
-      float* const dC_at = p.bwd_tiles == 1 ? p.dC + p.C_step(w.b, w.g, 0, t0) : nullptr;
-      float* const part_dB_at = p.bwd_tiles == 1 ? nullptr : p.part_dB_step + p.step_partial(w.b, w.g, w.tile, 0, t0);
-      float* const part_dC_at = p.bwd_tiles == 1 ? nullptr : p.part_dC_step + p.step_partial(w.b, w.g, w.tile, 0, t0);
+      // Where the column sums go: dB, dC themselves with one team per group, else this team's
+      // partials (the 64-bit index of state 0, step t0 once per chunk, not per column).
+      const bool direct = p.bwd_tiles == 1;
+      const StepSums dB_sums = direct ? StepSums{p.dB + p.B_step(w.b, w.g, 0, t0), p.st.B_state, p.st.B_time}
+                                      : StepSums{p.part_dB_step + p.step_partial(w.b, w.g, w.tile, 0, t0), p.seqlen, 1};
+      const StepSums dC_sums = direct ? StepSums{p.dC + p.C_step(w.b, w.g, 0, t0), p.st.C_state, p.st.C_time}
+                                      : StepSums{p.part_dC_step + p.step_partial(w.b, w.g, w.tile, 0, t0), p.seqlen, 1};
 
       // The thread's steps; steps past len are zeros and add nothing.
       float x[kK], dt[kK], dy[kK], du[kK], ddt[kK], y[kK];
@@ -985,9 +993,7 @@ struct BackwardTiled {
           }
           for (int r = 4 * quads; r < R; ++r) acc.x += column[r];
           const float sum = (acc.x + acc.y) + (acc.z + acc.w);
-          float* const to = c < kK ? (p.bwd_tiles == 1 ? dB_at + state * p.st.B_state : part_dB_at + state * p.seqlen)
-                                   : (p.bwd_tiles == 1 ? dC_at + state * p.st.C_state : part_dC_at + state * p.seqlen);
-          to[k * (p.bwd_tiles == 1 ? (c < kK ? p.st.B_time : p.st.C_time) : 1)] = sum;
+          (c < kK ? dB_sums : dC_sums).at(state, k) = sum;
         }
       }
 
@@ -1469,6 +1475,15 @@ using TiledForwardBounds = Kokkos::LaunchBounds<256, 2>;
 template <int kK>
 using TiledBackwardBounds = Kokkos::LaunchBounds<256, kK == 8 ? 2 : 1>;
 
+// Calls f(std::integral_constant<int, kS>()) with a state split kS of 1, 2 or 4 (invalid_reason()
+// allows no other; anything else runs as 1).
+template <class F>
+void dispatch_split(int split, F&& f) {
+  if (split == 4) f(std::integral_constant<int, 4>());
+  else if (split == 2) f(std::integral_constant<int, 2>());
+  else f(std::integral_constant<int, 1>());
+}
+
 template <class Space, int kN>
 void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams_per_chunk = q.batch * q.groups * q.fwd_tiles;
@@ -1482,10 +1497,7 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
                                                                       q.tiled_scratch.total),
                                ForwardTiled<Space, kN, decltype(split)::value>{q});
       };
-      // invalid_reason() allows 1, 2 and 4 dividing dstate_static only
-      if (c.state_split == 4) launch(std::integral_constant<int, 4>());
-      else if (c.state_split == 2) launch(std::integral_constant<int, 2>());
-      else launch(std::integral_constant<int, 1>());
+      dispatch_split(c.state_split, launch);  // invalid_reason(): a split dividing dstate_static
       return;
     }
     throw std::invalid_argument("selective_scan forward: tiled needs dstate_static");  // invalid_reason() says so first
@@ -1612,10 +1624,8 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
                                                                                        q.tiled_bwd_scratch.total),
                            detail::BackwardTiled<Space, kK, kS>{q});
     };
-    auto with_split = [&](auto chunk) {  // invalid_reason() allows 1, 2 and 4 dividing dstate
-      if (c.bwd_state_split == 4) launch(chunk, std::integral_constant<int, 4>());
-      else if (c.bwd_state_split == 2) launch(chunk, std::integral_constant<int, 2>());
-      else launch(chunk, std::integral_constant<int, 1>());
+    auto with_split = [&](auto chunk) {
+      detail::dispatch_split(c.bwd_state_split, [&](auto split) { launch(chunk, split); });
     };
     if (c.chunk_len == 8) with_split(std::integral_constant<int, 8>());
     else with_split(std::integral_constant<int, 16>());  // invalid_reason() allows 8 and 16 only

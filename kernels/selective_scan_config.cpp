@@ -354,25 +354,31 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   if (sizes_ok && bwd_state_split == 1 && bwd_channels_per_team % bwd_team_size != 0)
     why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " does not divide bwd_channels_per_team " +
                   std::to_string(bwd_channels_per_team));
-  if (state_split != 1 && state_split != 2 && state_split != 4)
-    why.push_back("state_split must be 1, 2 or 4, got " + std::to_string(state_split));
-  else if (state_split != 1 && impl != "tiled")
-    why.push_back("state_split splits tiled's forward only: it must be 1 for " + impl);
-  else if (state_split != 1 && sizes_ok) {
+  // A state split (forward's or backward's): 1, 2 or 4, only for tiled. True when it splits (is
+  // valid and not 1), so the caller checks what it must divide.
+  auto splits = [&](int split, const std::string& name, const char* pass) {
+    if (split == 1) return false;
+    if (split != 2 && split != 4) {
+      why.push_back(name + " must be 1, 2 or 4, got " + std::to_string(split));
+      return false;
+    }
+    if (impl != "tiled") {
+      why.push_back(name + " splits tiled's " + pass + " only: it must be 1 for " + impl);
+      return false;
+    }
+    return true;
+  };
+  auto divides_dstate = [&](int split, const std::string& name) {
+    if (dstate_static % split != 0)
+      why.push_back(name + " " + std::to_string(split) + " must divide dstate_static " + std::to_string(dstate_static));
+  };
+  if (splits(state_split, "state_split", "forward") && sizes_ok) {
     if (team_size % state_split != 0 || channels_per_team % (team_size / state_split) != 0)
       why.push_back("state_split " + std::to_string(state_split) + " must divide team_size " + std::to_string(team_size) +
                     ", and team_size / state_split must divide channels_per_team " + std::to_string(channels_per_team));
-    if (dstate_static % state_split != 0)
-      why.push_back("state_split " + std::to_string(state_split) + " must divide dstate_static " +
-                    std::to_string(dstate_static));
+    divides_dstate(state_split, "state_split");
   }
-  if (bwd_state_split != 1 && bwd_state_split != 2 && bwd_state_split != 4)
-    why.push_back("bwd_state_split must be 1, 2 or 4, got " + std::to_string(bwd_state_split));
-  else if (bwd_state_split != 1 && impl != "tiled")
-    why.push_back("bwd_state_split splits tiled's backward only: it must be 1 for " + impl);
-  else if (bwd_state_split != 1 && dstate_static % bwd_state_split != 0)
-    why.push_back("bwd_state_split " + std::to_string(bwd_state_split) + " must divide dstate_static " +
-                  std::to_string(dstate_static));
+  if (splits(bwd_state_split, "bwd_state_split", "backward")) divides_dstate(bwd_state_split, "bwd_state_split");
   if (impl == "tiled") {
     if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
     if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");

@@ -61,21 +61,19 @@ for tool in memcheck racecheck; do
   echo "sanitizer $tool exit $?" | tee -a "$out/sanitizer-$tool.txt"
 done
 # The tiled kernels at the anchor shape under Nsight Compute (Kokkos names every kernel
-# cuda_parallel_launch_*: match the functor in the demangled name).
-[ "${NCU:-1}" = 1 ] && run ncu --clock-control none --kernel-name-base demangled -k regex:Tiled --launch-count 2 --section SpeedOfLight \
-    --section Occupancy --section LaunchStats --section WarpStateStats \
+# cuda_parallel_launch_*: match the functor in the demangled name): one fwd+bwd pass of each.
+ncu_tiled=(ncu --clock-control none --kernel-name-base demangled -k regex:Tiled --launch-count 2)
+anchor_once=($scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache
+    --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet
+    --max-buffer-sets 1)
+[ "${NCU:-1}" = 1 ] && run "${ncu_tiled[@]}" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --metrics l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum,smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum \
-    $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
-    --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet \
-    --max-buffer-sets 1 --out "$out/ncu-sweep.json" > "$out/ncu-tiled.txt" 2>&1
+    "${anchor_once[@]}" --out "$out/ncu-sweep.json" > "$out/ncu-tiled.txt" 2>&1
 # NCU_SOURCE=1: per-SASS-instruction execution counts and stall samples of both tiled kernels at
 # the anchor (Source Counters), exported as CSV: where each kernel's instructions go.
 if [ "${NCU_SOURCE:-0}" = 1 ]; then
-  run ncu --clock-control none --kernel-name-base demangled -k regex:Tiled --launch-count 2 --section SourceCounters \
-      --section WarpStateStats --section LaunchStats --section Occupancy -o /tmp/ncu-source -f \
-      $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
-      --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet \
-      --max-buffer-sets 1 --out /tmp/ncu-source-sweep.json > "$out/ncu-source.txt" 2>&1
+  run "${ncu_tiled[@]}" --section SourceCounters --section WarpStateStats --section LaunchStats --section Occupancy \
+      -o /tmp/ncu-source -f "${anchor_once[@]}" --out /tmp/ncu-source-sweep.json > "$out/ncu-source.txt" 2>&1
   run ncu --import /tmp/ncu-source.ncu-rep --page source --csv --print-source sass 2>> "$out/ncu-source.txt" \
       | gzip > "$out/ncu-source-sass.csv.gz"
   run ncu --import /tmp/ncu-source.ncu-rep --page details >> "$out/ncu-source.txt" 2>&1
