@@ -24,10 +24,9 @@
 // time-major tensors run through the same code. Index arithmetic is int64 throughout.
 //
 // Measured on the H200 beside mamba_ssm in one run (fp32, z + D + delta_bias + softplus; mamba_ssm
-// in brackets; reports/results/h200/2026-11-30-s4/vec/): "tiled" (state_split 2) forward 1.35 ms
-// at (8,4096,16,2048) [2.45], 3.19 ms at dstate 64 [8.17]; forward+backward 12.1 ms [7.79] and
-// 92.3 ms [27.5]. The shared-window scratch after it: 8% less forward and 14-18% less backward
-// time on the shapes its call kept (2026-11-30-s4/final-tail/, compared across the two calls). "chunked" (session 3,
+// in brackets; reports/results/h200/2026-11-30-s5/final/): "tiled" forward 1.09 ms at
+// (8,4096,16,2048) [2.40], 3.03 ms at dstate 64 [8.07]; forward+backward 6.92 ms [7.73] and
+// 30.0 ms [27.3]. "chunked" (session 3,
 // 2026-11-29-s3-speed/final/): forward 5.21 ms at (2,4096,16,8192) [2.65]. Where the time goes
 // and what is next: reports/speed-notes.md. "tiled" is described at ForwardTiled and BackwardTiled.
 //
