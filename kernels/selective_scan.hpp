@@ -471,48 +471,78 @@ KOKKOS_INLINE_FUNCTION float* align16(float* p) {
 using streaming::load4;
 using streaming::store4;
 
-// Up to four (b, d, t) tensors moved between global memory and [row][k] team-scratch tiles
-// (row stride `row`, a multiple of 4): rows channels from d0, steps [t0, t0 + len).
+// Up to four (b, d, t) tensors copied from global memory into [row][k] team-scratch tiles (row
+// stride `row`, a multiple of 4): rows channels from d0, steps [t0, t0 + len).
 struct SequenceTile {
-  const float* src[4] = {nullptr, nullptr, nullptr, nullptr};  // copy-in: tensor i → tile i
-  float* dst[4] = {nullptr, nullptr, nullptr, nullptr};        // copy-in: the tiles; copy-out: tensors
+  const float* src[4] = {nullptr, nullptr, nullptr, nullptr};  // tensor i → tile i
+  float* dst[4] = {nullptr, nullptr, nullptr, nullptr};
   int count = 0;
   index_t row = 0;
 };
 
+// A run width known at compile time: the whole 16-byte run (4) or one element (1). Callers' loops
+// over a run's steps take it as `auto` and unroll without branches for these.
+template <int kW>
+struct RunWidth {
+  KOKKOS_INLINE_FUNCTION constexpr operator int() const { return kW; }
+};
+
+// One thread's walk over a team's (outer, inner) index space in row-major order, its indices
+// team_size apart: (outer, inner) advance by a fixed step, so the walk costs one division, not one
+// per index (an unsigned division by a run-time value is ~20 instructions: ncu's per-SASS counts of
+// the tiled forward, reports/speed-notes.md §9).
+struct TeamWalk {
+  unsigned outer, inner, outer_step, inner_step, extent;
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION TeamWalk(const Member& team, unsigned inner_extent)
+      : outer(unsigned(team.team_rank()) / inner_extent),
+        inner(unsigned(team.team_rank()) % inner_extent),
+        outer_step(unsigned(team.team_size()) / inner_extent),
+        inner_step(unsigned(team.team_size()) % inner_extent),
+        extent(inner_extent) {}
+  KOKKOS_INLINE_FUNCTION bool within(unsigned outer_extent) const { return outer < outer_extent; }
+  KOKKOS_INLINE_FUNCTION void next() {
+    outer += outer_step;
+    inner += inner_step;
+    if (inner >= extent) {
+      inner -= extent;
+      ++outer;
+    }
+  }
+};
+
 // Visits a tile of `rows` channels and steps [t0, t0 + len) once in runs: f(row, k, width) covers
-// `width` consecutive steps from k of one row. Along seqlen in 16-byte runs (width 4; the tail
-// narrower) when every row start and t0 are 16-byte aligned; else element by element (width 1)
-// along whichever axis is contiguous, so consecutive threads touch consecutive global addresses.
-// Tile-local indices are 32-bit: 64-bit division is a long software sequence on GPUs.
+// `width` consecutive steps from k of one row. Along seqlen in 16-byte runs (width RunWidth<4>; the
+// tail narrower, an int) when every row start and t0 are 16-byte aligned; else element by element
+// (RunWidth<1>) along whichever axis is contiguous, so consecutive threads touch consecutive global
+// addresses. Tile-local indices are 32-bit: 64-bit division is a long software sequence on GPUs.
 template <class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_each_tile_run(const Member& team, const Params& p, index_t rows, index_t t0,
                                               index_t len, const F& f) {
   if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
-    const unsigned quads = unsigned(len + 3) / 4;  // unsigned: half the instructions of a signed division
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(rows * quads)), [&](const int i) {
-      const unsigned k = (unsigned(i) % quads) * 4;
-      f(index_t(unsigned(i) / quads), index_t(k), int(min_index(4, len - k)));
-    });
+    for (TeamWalk run(team, unsigned(len + 3) / 4); run.within(unsigned(rows)); run.next()) {
+      const index_t k = index_t(run.inner) * 4;
+      if (k + 4 <= len) f(index_t(run.outer), k, RunWidth<4>());
+      else f(index_t(run.outer), k, int(len - k));
+    }
   } else {
-    for_each_sequence_element(team, p, rows, len, [&](const index_t row, const index_t k) { f(row, k, 1); });
+    for_each_sequence_element(team, p, rows, len,
+                              [&](const index_t row, const index_t k) { f(row, k, RunWidth<1>()); });
   }
 }
 
 // Moves every run of a tile once per tensor: move(dst, src, width) moves `width` consecutive floats
-// along seqlen between the tensor at (b, d0 + row, t0 + k) and the tile at [row][k]. `into_scratch`:
-// global → tile, else tile → global. The tensor loop has a constant bound so `tile`'s arrays stay in
-// registers.
+// along seqlen from the tensor at (b, d0 + row, t0 + k) to the tile at [row][k]. The tensor loop
+// has a constant bound so `tile`'s arrays stay in registers.
 template <class Member, class Move>
-KOKKOS_INLINE_FUNCTION void for_each_tile_piece(const Member& team, const Params& p, const SequenceTile& tile,
-                                                bool into_scratch, index_t b, index_t d0, index_t rows, index_t t0,
-                                                index_t len, const Move& move) {
-  for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const int width) {
-    const index_t at = p.seq(b, d0 + row, t0 + k), slot = row * tile.row + k;
-    const index_t from = into_scratch ? at : slot, to = into_scratch ? slot : at;
+KOKKOS_INLINE_FUNCTION void for_each_tile_piece(const Member& team, const Params& p, const SequenceTile& tile, index_t b,
+                                                index_t d0, index_t rows, index_t t0, index_t len, const Move& move) {
+  const index_t tile_at = p.seq(b, d0, t0);  // 64-bit index arithmetic once per tile, not per run
+  for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const auto width) {
+    const index_t at = tile_at + row * p.st.seq_dim + k * p.st.seq_time, slot = row * tile.row + k;
     SCANLAB_UNROLL
     for (int m = 0; m < 4; ++m)
-      if (m < tile.count) move(tile.dst[m] + to, tile.src[m] + from, width);
+      if (m < tile.count) move(tile.dst[m] + slot, tile.src[m] + at, width);
   });
 }
 
@@ -520,19 +550,9 @@ KOKKOS_INLINE_FUNCTION void for_each_tile_piece(const Member& team, const Params
 template <class Member>
 KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
                                                 index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
-  for_each_tile_piece(team, p, tile, true, b, d0, rows, t0, len, [](float* dst, const float* src, const int width) {
-    if (width == 4) device_math::async_copy_f32x4(dst, src);
-    else for (int j = 0; j < width; ++j) device_math::async_copy_f32(dst + j, src + j);
-  });
-}
-
-// Stores tiles [row][k] (tile.src, scratch) to their tensors (tile.dst), coalesced like the copy-in.
-template <class Member>
-KOKKOS_INLINE_FUNCTION void store_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
-                                                index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
-  for_each_tile_piece(team, p, tile, false, b, d0, rows, t0, len, [](float* dst, const float* src, const int width) {
-    if (width == 4) store4(dst, load4(src));
-    else for (int j = 0; j < width; ++j) dst[j] = src[j];
+  for_each_tile_piece(team, p, tile, b, d0, rows, t0, len, [](float* dst, const float* src, const auto width) {
+    if (int(width) == 4) device_math::async_copy_f32x4(dst, src);
+    else for (int j = 0; j < int(width); ++j) device_math::async_copy_f32(dst + j, src + j);
   });
 }
 
@@ -566,29 +586,56 @@ KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, f
   }
 }
 
-// Four (kJ = 4, one 16-byte read) or one consecutive floats of a scratch row.
-template <int kJ>
-KOKKOS_FORCEINLINE_FUNCTION void load_steps(const float* row, float (&v)[kJ]) {
-  if (kJ == 4) {
-    const streaming::Float4 q = load4(row);
-    v[0] = q.x; v[1 % kJ] = q.y; v[2 % kJ] = q.z; v[3 % kJ] = q.w;
+// Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into step-major [k][n]
+// tiles (step stride bc_step), the tiled forward's layout: a thread reads its consecutive states of
+// a step at compile-time offsets from one pointer. The layout transposes B and C, so elements go one
+// float at a time: consecutive threads take consecutive steps where seqlen is contiguous (a warp's
+// reads coalesce), else consecutive states.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void issue_bc_steps(const Member& team, const Params& p, float* Bs, float* Cs, int bc_step,
+                                           index_t b, index_t g, index_t t0, index_t len) {
+  const bool steps_fastest = p.st.B_time == 1 && p.st.C_time == 1;
+  const unsigned states = unsigned(p.dstate), steps = unsigned(len);
+  const index_t atB = p.B_step(b, g, 0, t0), atC = p.C_step(b, g, 0, t0);
+  for (TeamWalk e(team, steps_fastest ? steps : states); e.within(steps_fastest ? states : steps); e.next()) {
+    const unsigned n = steps_fastest ? e.outer : e.inner, k = steps_fastest ? e.inner : e.outer;
+    device_math::async_copy_f32(Bs + k * unsigned(bc_step) + n, p.B + atB + n * p.st.B_state + k * p.st.B_time);
+    device_math::async_copy_f32(Cs + k * unsigned(bc_step) + n, p.C + atC + n * p.st.C_state + k * p.st.C_time);
+  }
+}
+
+// kCount consecutive floats of a 16-byte aligned scratch row: 16-byte reads when kCount is a
+// multiple of 4, else one float at a time.
+template <int kCount>
+KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) {
+  if constexpr (kCount % 4 == 0) {
+    SCANLAB_UNROLL
+    for (int q = 0; q < kCount; q += 4) {
+      const streaming::Float4 f = load4(row + q);
+      v[q] = f.x; v[q + 1] = f.y; v[q + 2] = f.z; v[q + 3] = f.w;
+    }
   } else {
-    for (int j = 0; j < kJ; ++j) v[j] = row[j];
+    SCANLAB_UNROLL
+    for (int j = 0; j < kCount; ++j) v[j] = row[j];
   }
 }
 
 // "tiled"'s forward (selective_scan_config.hpp). Team = (b, g, channel tile); kS threads per
-// channel (thread = row·kS + part; part owns states part, part + kS, ...), so a pass runs
-// team_size / kS channels, the rows of the tiles, and the team runs channels_per_team of them in
-// passes. Per pass, time goes tile by tile (with a backward to follow, tiles also end at chunk
-// boundaries, where the states are saved). Per tile: it lands (barrier), tile i+1's copies are
-// issued, the team turns raw delta into dt and z into act(z) in place, once per (channel, step)
-// (barrier), each thread writes its share of y for the tile's steps (barrier), and the team adds
-// the kS shares in part order, applies the gate and stores the outputs, coalesced.
+// channel (thread = row·kS + part; part owns the kM consecutive states from part·kM), so a pass
+// runs team_size / kS channels, the rows of the tiles, and the team runs channels_per_team of them
+// in passes. Per pass, time goes tile by tile; with a backward to follow, the state is saved where
+// a chunk starts. Per tile: it lands (barrier), tile i+1's copies are issued, the team turns raw
+// delta into dt and z into act(z) in place, once per (channel, step) (barrier), each thread
+// writes its share of y for the tile's steps (barrier), and the team adds the kS shares in part
+// order, applies the gate and stores the outputs, coalesced.
 template <class Space, int kN, int kS>
 struct ForwardTiled {
   static_assert(kN > 0 && kN % kS == 0, "tiled keeps the states in registers, kN / kS per thread");
   static constexpr int kM = kN / kS;  // states per thread
+  // B and C tiles are step-major with this step stride (TileBuffers::bc_step, the host's sizing):
+  // compile-time, so every B and C read of a step block is an immediate offset from one pointer.
+  static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
+  static constexpr int kStateRead = kM % 4 == 0 ? 4 : 1;  // states per scratch read
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -619,7 +666,7 @@ struct ForwardTiled {
     tile.count = 2;
     if (s.z >= 0) { tile.src[2] = p.z; tile.dst[2] = set + s.z; tile.count = 3; }
     issue_sequence_tile(team, p, tile, b, d0, rows, t0, len);
-    issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len);
     device_math::async_copy_commit();
   }
 
@@ -627,11 +674,12 @@ struct ForwardTiled {
   KOKKOS_INLINE_FUNCTION void prepare_tile(const Member& team, float* set, index_t d0, index_t rows, index_t t0,
                                            index_t len) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const int width) {
+    for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const auto width) {
       const float bias = p.has_delta_bias ? device_math::load_readonly(p.delta_bias + d0 + row) : 0.0f;
       float* const dt = set + s.dt + row * s.row + k;
       float* const z = s.z >= 0 ? set + s.z + row * s.row + k : nullptr;
-      for (int j = 0; j < width; ++j) {
+      SCANLAB_UNROLL
+      for (int j = 0; j < int(width); ++j) {
         const float r = dt[j] + bias;
         dt[j] = p.softplus ? softplus_f32(r) : r;
         if (z) z[j] = gate_f32(p.gate, z[j]).act;
@@ -640,7 +688,8 @@ struct ForwardTiled {
   }
 
   // kJ consecutive steps from k of this thread's channel: inputs from the tile, its kM states in
-  // registers, its share of y (part 0's with D·u) into its row of the output tile.
+  // registers, its share of y (part 0's with D·u) into its row of the output tile. A step's B and
+  // C for this thread's states are kStateRead-float reads at compile-time offsets from Bk and Ck.
   // Force-inlined: a call would keep h and A2 (passed by reference) in local memory.
   // kNormal: every decay of these steps is known to be a normal float (exp2_stays_normal), so
   // the flush-to-zero exp2 gives the same bits without the subnormal fix-up.
@@ -649,21 +698,26 @@ struct ForwardTiled {
                                          float (&h)[kM], const float (&A2)[kM], float D_d) const {
     const TileBuffers& s = p.tiled_scratch.in;
     float x[kJ], dt[kJ], y[kJ];
-    load_steps<kJ>(set + s.u + row * s.row + k, x);
-    load_steps<kJ>(set + s.dt + row * s.row + k, dt);
+    load_run<kJ>(set + s.u + row * s.row + k, x);
+    load_run<kJ>(set + s.dt + row * s.row + k, dt);
+    const float* const Bk = set + s.B + k * kBcStep + part * kM;
+    const float* const Ck = set + s.C + k * kBcStep + part * kM;
     SCANLAB_UNROLL
     for (int j = 0; j < kJ; ++j) y[j] = 0.0f;
     SCANLAB_UNROLL
-    for (int i = 0; i < kM; ++i) {
-      const index_t n = part + kS * i;
-      float bn[kJ], cn[kJ];
-      load_steps<kJ>(set + s.B + n * s.bc_row + k, bn);
-      load_steps<kJ>(set + s.C + n * s.bc_row + k, cn);
+    for (int i0 = 0; i0 < kM; i0 += kStateRead) {
       SCANLAB_UNROLL
       for (int j = 0; j < kJ; ++j) {
-        const float a = kNormal ? sfu_exp2(dt[j] * A2[i]) : sfu_exp2_subnormal(dt[j] * A2[i]);
-        h[i] = a * h[i] + dt[j] * bn[j] * x[j];  // the oracle's association (its underflow terms)
-        y[j] += cn[j] * h[i];
+        float bn[kStateRead], cn[kStateRead];
+        load_run<kStateRead>(Bk + j * kBcStep + i0, bn);
+        load_run<kStateRead>(Ck + j * kBcStep + i0, cn);
+        SCANLAB_UNROLL
+        for (int q = 0; q < kStateRead; ++q) {
+          const int i = i0 + q;
+          const float a = kNormal ? sfu_exp2(dt[j] * A2[i]) : sfu_exp2_subnormal(dt[j] * A2[i]);
+          h[i] = a * h[i] + dt[j] * bn[q] * x[j];  // the oracle's association (its underflow terms)
+          y[j] += cn[q] * h[i];                      // states in ascending order for every step
+        }
       }
     }
     if (part == 0) {
@@ -678,25 +732,26 @@ struct ForwardTiled {
   KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const float* set, const float* shares, index_t b,
                                          index_t d0, index_t rows, index_t t0, index_t len) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const int width) {
+    const index_t tile_at = p.seq(b, d0, t0);
+    for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const auto width) {
       const float* const share = shares + row * kS * s.row + k;  // the channel's kS rows
       const float* const act = s.z >= 0 ? set + s.z + row * s.row + k : nullptr;
       float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       SCANLAB_UNROLL
       for (int j = 0; j < 4; ++j) {
-        if (j >= width) continue;
+        if (j >= int(width)) continue;
         float y = share[j];
         SCANLAB_UNROLL
         for (int q = 1; q < kS; ++q) y += share[q * s.row + j];
         v[j] = act ? y * act[j] : y;
       }
-      float* const at = p.out + p.seq(b, d0 + row, t0 + k);  // width > 1 only along contiguous seqlen
-      if (width == 4) {
+      float* const at = p.out + tile_at + row * p.st.seq_dim + k * p.st.seq_time;  // width > 1 only along contiguous seqlen
+      if (int(width) == 4) {
         store4(at, streaming::Float4{v[0], v[1], v[2], v[3]});
       } else {
         SCANLAB_UNROLL
         for (int j = 0; j < 3; ++j)  // a constant bound keeps v in registers (a run-time one put it in local memory)
-          if (j < width) at[j] = v[j];
+          if (j < int(width)) at[j] = v[j];
       }
     });
   }
@@ -711,6 +766,7 @@ struct ForwardTiled {
     const index_t thread = team.team_rank(), R = p.team_size / kS, passes = p.channels_per_team / R;
     const index_t row = thread / kS;
     const int part = int(thread % kS);
+    const index_t first_state = index_t(part) * kM;
     for (index_t pass = 0; pass < passes; ++pass) {
       const index_t first = w.tile * p.channels_per_team + pass * R;
       const index_t rows = min_index(R, p.channels_per_group - first);
@@ -722,7 +778,7 @@ struct ForwardTiled {
       for (int i = 0; i < kM; ++i) {
         // exp(dt·A) = 2^(dt·A·log2 e): one MUFU.EX2 (the error bound counts the extra rounding)
         // with subnormal results kept (sfu_exp2_subnormal)
-        const index_t n = part + kS * i;
+        const index_t n = first_state + i;
         A2[i] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;
         h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
       }
@@ -748,24 +804,31 @@ struct ForwardTiled {
         if (active) {
           float* const out_row = shares + thread * s.row;
           // The tile's dt range decides whether any decay can leave the normal range (almost never:
-          // then the fix-up runs for the whole tile).
+          // then the fix-up runs for the whole tile). fmin/fmax: one instruction each (a NaN dt
+          // is skipped as the comparisons skipped it; its decay is NaN either way).
           const float* const dt_row = set + s.dt + row * s.row;
           float dt_lo = dt_row[0], dt_hi = dt_row[0];
-          for (index_t k = 1; k < len; ++k) {
-            dt_lo = dt_row[k] < dt_lo ? dt_row[k] : dt_lo;
-            dt_hi = dt_row[k] > dt_hi ? dt_row[k] : dt_hi;
+          index_t k = 0;
+          for (; k + 4 <= len; k += 4) {
+            const streaming::Float4 q = load4(dt_row + k);
+            dt_lo = fminf(fminf(dt_lo, q.x), fminf(fminf(q.y, q.z), q.w));
+            dt_hi = fmaxf(fmaxf(dt_hi, q.x), fmaxf(fmaxf(q.y, q.z), q.w));
+          }
+          for (; k < len; ++k) {
+            dt_lo = fminf(dt_lo, dt_row[k]);
+            dt_hi = fmaxf(dt_hi, dt_row[k]);
           }
           const bool normal = exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi);
           // Segments of the tile between chunk starts; where a chunk starts, its state is saved
           // for the backward (one division per chunk; a pointer carried across tiles cost
           // registers the dstate-64 kernel spills).
-          for (index_t k = 0; k < len;) {
+          for (k = 0; k < len;) {
             index_t end = len;
             if (p.save_chunk_states) {
               if (t0 + k == next_save) {
-                float* const save = p.chunk_states + p.chunk_slot(w.b, next_save / p.chunk_len, part, d);
+                float* const save = p.chunk_states + p.chunk_slot(w.b, next_save / p.chunk_len, first_state, d);
                 SCANLAB_UNROLL
-                for (int i = 0; i < kM; ++i) save[i * kS * p.dim] = h[i];
+                for (int i = 0; i < kM; ++i) save[i * p.dim] = h[i];
                 next_save += p.chunk_len;
               }
               end = min_index(len, next_save - t0);
@@ -782,7 +845,7 @@ struct ForwardTiled {
       }
       if (active) {
         SCANLAB_UNROLL
-        for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, part + kS * i)] = h[i];
+        for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, first_state + i)] = h[i];
       }
       team.team_barrier();  // the last tile is stored before the next pass refills buffer 0
     }

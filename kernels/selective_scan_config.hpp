@@ -165,14 +165,17 @@ struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-
   std::int64_t total = 0;
 };
 // "tiled"'s forward's double-buffered input tiles, buffer 0's offsets; buffer 1 is `buffer`
-// floats further. u, raw delta and z as [row][k], row stride `row` = the
-// tile rounded up to 4, plus 4 (16-byte aligned rows whose float4 reads by consecutive threads fall
-// on distinct banks); B and C as [n][k], row stride `bc_row` likewise (threads splitting a channel's
-// states read consecutive n at once).
+// floats further. u, raw delta and z as [row][k], row stride `row` = the tile rounded up to 4,
+// plus 4 (16-byte aligned rows whose float4 reads by consecutive threads fall on distinct banks);
+// B and C step-major, [k][n], step stride `bc_step` = tiled_forward_bc_step(dstate) (a thread
+// reads its consecutive states of a step with 16-byte reads; the kernel compiles the stride in).
 struct TileBuffers {
-  std::int64_t row = 0, bc_row = 0, buffer = 0;
+  std::int64_t row = 0, bc_step = 0, buffer = 0;
   std::int64_t u = -1, dt = -1, z = -1, B = -1, C = -1;
 };
+// dstate rounded up to 4, plus 4: 16-byte aligned steps, and the copy-in's consecutive steps of one
+// state two to a bank instead of all on one or two.
+constexpr std::int64_t tiled_forward_bc_step(std::int64_t dstate) { return (dstate + 3) / 4 * 4 + 4; }
 // "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
 // of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
 // request (`total` includes the slack).
