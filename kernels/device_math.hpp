@@ -35,9 +35,14 @@ KOKKOS_INLINE_FUNCTION float tanh_f32(float x) { return tanhf(x); }
 
 KOKKOS_INLINE_FUNCTION float erf_f32(float x) { return erff(x); }
 
-// 1 / (1 + e^-x): an exp, an add and a divide (the error bound counts three roundings). For very
-// negative x, e^-x overflows to inf and the result is 0, the correctly rounded answer.
-KOKKOS_INLINE_FUNCTION float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
+// σ(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below: an exp, an add and a divide (the
+// error bound counts three roundings). The exp's argument is -|x|, so it never overflows: below
+// x ≈ -88.7, 1 / (1 + e^-x) gave 0 where σ is a subnormal and x·σ (silu) a normal float (a
+// kernel test with gates in the tails found it).
+KOKKOS_INLINE_FUNCTION float sigmoid_f32(float x) {
+  const float e = exp_f32(-fabsf(x));
+  return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+}
 
 // A load from memory that no thread writes during the kernel: the read-only data path on CUDA
 // (LDG through the texture cache), a plain load elsewhere.

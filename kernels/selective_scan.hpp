@@ -918,6 +918,18 @@ struct BackwardTiled {
     const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
     issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
     device_math::async_copy_commit();
+    // A short chunk (the last, or every chunk when seqlen < kK): the state loop reads all kK steps
+    // unconditionally (16-byte reads, no per-step selects); a step past len adds nothing because
+    // its u, dt and dout are zeros, and its B and C are zeroed here so that stale scratch bits
+    // (a NaN or inf from an earlier team) cannot turn those zero products into NaN.
+    if (len < kK) {
+      const int missing = kK - int(len);
+      for (int i = team.team_rank(); i < int(p.dstate) * missing; i += team.team_size()) {
+        const int at = (i / missing) * int(s.bc_row) + int(len) + i % missing;
+        set[s.B + at] = 0.0f;
+        set[s.C + at] = 0.0f;
+      }
+    }
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -984,9 +996,9 @@ struct BackwardTiled {
       }
       float dt_lo = dt[0], dt_hi = dt[0];  // steps past len hold 0, which adds the corner 2^0
       SCANLAB_UNROLL
-      for (int k = 1; k < kK; ++k) {
-        dt_lo = dt[k] < dt_lo ? dt[k] : dt_lo;
-        dt_hi = dt[k] > dt_hi ? dt[k] : dt_hi;
+      for (int k = 1; k < kK; ++k) {  // fmin/fmax: one instruction each (a NaN dt is skipped, as before)
+        dt_lo = fminf(dt_lo, dt[k]);
+        dt_hi = fmaxf(dt_hi, dt[k]);
       }
       // State n's chunk-start state and decay rate, loaded one state ahead (their latency hides
       // behind a state's work).
@@ -1013,9 +1025,9 @@ struct BackwardTiled {
           SCANLAB_UNROLL
           for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
         }
+        load_run<kK>(Bn, Bk);
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
-          Bk[k] = k < len ? Bn[k] : 0.0f;
           h[k] = a[k] * hp + dt[k] * Bk[k] * x[k];
           hp = h[k];
         }
@@ -1023,7 +1035,7 @@ struct BackwardTiled {
         float g = adjoint[i * T], dA_chunk = 0.0f;
         SCANLAB_UNROLL
         for (int k = kK - 1; k >= 0; --k) {
-          const float Ck = k < len ? Cn[k] : 0.0f;
+          const float Ck = Cn[k];
           y[k] += Ck * h[k];
           g += Ck * dy[k];  // ∂ℒ/∂h_k
           const float h_prev = k > 0 ? h[k - 1] : h_start;

@@ -91,7 +91,9 @@ std::int64_t forward_scratch_floats(const SelectiveScanProblem& p, const Selecti
 TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   TiledBackwardScratch s;
   const std::int64_t threads = c.bwd_team_size, split = std::max(1, c.bwd_state_split), rows = threads / split;
-  const std::int64_t len4 = (effective_chunk_len(p, c) + 3) / 4 * 4;
+  // Rows hold the kernel's compile-time chunk (config chunk_len), not the clamped one: the kernel
+  // reads every row's kK steps (the missing ones zero-filled).
+  const std::int64_t len4 = (std::max<std::int64_t>(effective_chunk_len(p, c), c.chunk_len) + 3) / 4 * 4;
   std::int64_t off = 0;
   s.bc_row = len4 + 4;
   s.B = take(off, p.dstate * s.bc_row);
@@ -547,8 +549,12 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // H200 at 32768 channels).
       c.channels_per_team = std::min(32, cpg_up);
       // Two threads per channel: 16 warps per SM at the anchor instead of 8; four were slower
-      // there (2026-11-30-s4/fix/: 1.33 ms with 2, 1.92 with 1, 2.04 with 4).
-      c.state_split = c.dstate_static >= 2 ? 2 : 1;
+      // there (2026-11-30-s4/fix/: 1.33 ms with 2, 1.92 with 1, 2.04 with 4). Four at 16384
+      // channels or fewer, where two leave too few warps (2026-12-01-s6/activations/, one call:
+      // (2,4096,16,8192) 2.16 ms with 4 against 2.80 with 2, (8,2048,16,2048) 0.72 against 0.81;
+      // at 20480 and more channels 4 lost, 1.42 against 1.09 ms at the anchor).
+      const bool few_channels = channels <= 16384 && c.dstate_static % 4 == 0;
+      c.state_split = few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
       c.team_size = c.channels_per_team * c.state_split;
       // Tiles of 16 steps; 8 at dstate 64, where the B and C tiles dominate the scratch (forward
       // at (8,4096,64,2048) 3.03 ms with 8, 3.07 with 16: 2026-11-30-s5/final/ and whole-tiles/,
@@ -556,8 +562,10 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.time_tile = c.dstate_static >= 64 ? 8 : 16;
       // The backward likewise: two threads per channel, teams of 32 channels (64 threads), so the
       // anchor's 32768 channels fill 16 warps per SM (one thread per channel reached 7.7;
-      // reports/results/h200/2026-11-30-s5/).
-      c.bwd_state_split = c.dstate_static >= 2 ? 2 : 1;
+      // reports/results/h200/2026-11-30-s5/); four at 16384 channels or fewer (same call as the
+      // forward's: fwd+bwd (2,4096,16,8192) 14.9 against 17.2 ms, (8,2048,16,2048) 4.33 against
+      // 4.99; at the anchor 7.96 against 7.21).
+      c.bwd_state_split = few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.chunk_len = 8;

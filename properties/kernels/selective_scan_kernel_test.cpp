@@ -37,13 +37,17 @@ Tensor random_tensor(const Shape& shape, double lo, double hi, std::mt19937_64& 
 }
 
 // Inputs in the regimes that matter: delta across softplus' range (including beyond its
-// threshold of 20 when asked), A from near 0 to strongly decaying, gates of either sign.
-TensorMap random_inputs(const SelectiveScanProblem& p, std::uint64_t seed, bool softplus_threshold = false) {
+// threshold of 20 when asked), A from near 0 to strongly decaying, gates of either sign; with
+// `extreme_activations`, softplus and the gate's sigmoid far into their tails (subnormal dt and
+// σ; e^-z would overflow in 1 / (1 + e^-z), which set σ to 0 where silu's z·σ is a normal float).
+TensorMap random_inputs(const SelectiveScanProblem& p, std::uint64_t seed, bool softplus_threshold = false,
+                        bool extreme_activations = false) {
   std::mt19937_64 rng(seed);
   TensorMap in;
   const Shape bdl{p.batch, p.dim, p.seqlen}, state{p.batch, p.dim, p.dstate};
   in["u"] = random_tensor(bdl, -1.5, 1.5, rng);
   if (softplus_threshold) in["delta"] = random_tensor(bdl, 19.0, 21.0, rng);
+  else if (p.delta_softplus && extreme_activations) in["delta"] = random_tensor(bdl, -100.0, 19.0, rng);
   else if (p.delta_softplus) in["delta"] = random_tensor(bdl, -4.0, 1.0, rng);
   else in["delta"] = random_tensor(bdl, 0.001, 0.3, rng);
   in["A"] = random_tensor({p.dim, p.dstate}, -3.0, -0.01, rng);
@@ -51,7 +55,7 @@ TensorMap random_inputs(const SelectiveScanProblem& p, std::uint64_t seed, bool 
   in["B"] = random_tensor(p.B_shape(), -1.0, 1.0, rng);
   in["C"] = random_tensor(p.C_shape(), -1.0, 1.0, rng);
   if (p.has_D) in["D"] = random_tensor({p.dim}, -1.0, 1.0, rng);
-  if (p.has_z) in["z"] = random_tensor(bdl, -4.0, 4.0, rng);
+  if (p.has_z) in["z"] = random_tensor(bdl, extreme_activations ? -100.0 : -4.0, extreme_activations ? 100.0 : 4.0, rng);
   if (p.has_delta_bias) in["delta_bias"] = random_tensor({p.dim}, -0.5, 0.5, rng);
   if (p.has_initial_state) in["initial_state"] = random_tensor(state, -1.0, 1.0, rng);
   if (p.with_backward) in["dout"] = random_tensor(bdl, -1.0, 1.0, rng);
@@ -63,6 +67,7 @@ struct Case {
   std::string name;
   SelectiveScanProblem p;
   bool softplus_threshold = false;
+  bool extreme_activations = false;
 };
 
 SelectiveScanProblem problem(std::int64_t batch, std::int64_t dim, std::int64_t dstate, std::int64_t seqlen,
@@ -92,6 +97,7 @@ std::vector<Case> cases() {
   { Case c{"gelu_erf", problem(1, 4, 2, 13)}; all_options(c.p); c.p.gate_activation = GateActivation::gelu_erf; out.push_back(c); }
   { Case c{"identity_gate", problem(2, 3, 4, 11)}; all_options(c.p); c.p.gate_activation = GateActivation::identity; out.push_back(c); }
   { Case c{"softplus_threshold", problem(1, 4, 2, 16), true}; all_options(c.p); out.push_back(c); }
+  { Case c{"activation_tails", problem(2, 4, 4, 24), false, true}; all_options(c.p); out.push_back(c); }
   { Case c{"dstate32", problem(1, 3, 32, 9)}; all_options(c.p); out.push_back(c); }
   { Case c{"many_chunks", problem(1, 2, 4, 173)}; all_options(c.p); out.push_back(c); }
   return out;
@@ -198,7 +204,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   std::set<std::string> impls_seen;
   std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen;
   for (const Case& c : cases()) {
-    const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold);
+    const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
     const TensorMap bounds = reference::selective_scan_error_bound(c.p, inputs);
     for (BackendKind backend : kernel_backends()) {
@@ -253,7 +259,7 @@ TEST(KernelSelectiveScan, LargestStaticDstateMatchesOracle) {
 
 TEST(KernelSelectiveScan, HeuristicAndCandidateConfigsMatchOracle) {
   for (const Case& c : cases()) {
-    const TensorMap inputs = random_inputs(c.p, 77, c.softplus_threshold);
+    const TensorMap inputs = random_inputs(c.p, 77, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
     const TensorMap bounds = reference::selective_scan_error_bound(c.p, inputs);
     for (BackendKind backend : kernel_backends()) {

@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"fast_activations":1}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -53,6 +53,15 @@ for split in ${SPLITS:-}; do
       --config "{\"state_split\":$split,\"team_size\":$((32 * split)),\"channels_per_team\":32}" \
       --implementation "scanlab-split$split" --direction fwd "${opts[@]}" \
       --shapes "${shapes%,8x4096x64x2048}" --out "$out/selective_scan-tiled-split$split.json"
+done
+# The forward and forward+backward with other config patches over the heuristic (CONFIGS: JSON
+# objects separated by spaces, e.g. '{"fast_activations":1}'), every shape.
+i=0
+for config in ${CONFIGS:-}; do
+  i=$((i + 1))
+  run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
+      --config "$config" --implementation "scanlab-config$i" --direction fwd,fwdbwd "${opts[@]}" \
+      --shapes "$shapes" --out "$out/selective_scan-tiled-config$i.json"
 done
 # Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths).
 for tool in memcheck racecheck; do
