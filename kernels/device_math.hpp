@@ -35,13 +35,16 @@ KOKKOS_INLINE_FUNCTION float tanh_f32(float x) { return tanhf(x); }
 
 KOKKOS_INLINE_FUNCTION float erf_f32(float x) { return erff(x); }
 
-// σ(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below: an exp, an add and a divide (the
-// error bound counts three roundings). The exp's argument is -|x|, so it never overflows: below
-// x ≈ -88.7, 1 / (1 + e^-x) gave 0 where σ is a subnormal and x·σ (silu) a normal float (a
-// kernel test with gates in the tails found it).
+// σ(x) = 1 / (1 + e^-x) for x >= 0 and e^x · (1 / (1 + e^x)) below: an exp, an add and a
+// reciprocal (the error bound counts three roundings; the product below 0 is one more, inside
+// kBoundSafety). The exp's argument is -|x|, so it never overflows: below x ≈ -88.7, 1 / (1 +
+// e^-x) gave 0 where σ is a subnormal and x·σ (silu) a normal float (a kernel test with gates in
+// the tails found it). A reciprocal, not e / (1 + e): a general IEEE division is the longer
+// sequence (the H200 forward was 3% slower with it, reports/speed-notes.md §11).
 KOKKOS_INLINE_FUNCTION float sigmoid_f32(float x) {
   const float e = exp_f32(-fabsf(x));
-  return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+  const float r = 1.0f / (1.0f + e);
+  return x >= 0.0f ? r : e * r;
 }
 
 // A load from memory that no thread writes during the kernel: the read-only data path on CUDA

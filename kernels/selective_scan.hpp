@@ -24,9 +24,9 @@
 // time-major tensors run through the same code. Index arithmetic is int64 throughout.
 //
 // Measured on the H200 beside mamba_ssm in one run (fp32, z + D + delta_bias + softplus; mamba_ssm
-// in brackets; reports/results/h200/2026-11-30-s5/final/): "tiled" forward 1.09 ms at
-// (8,4096,16,2048) [2.40], 3.03 ms at dstate 64 [8.07]; forward+backward 6.92 ms [7.73] and
-// 30.0 ms [27.3]. "chunked" (session 3,
+// in brackets; reports/results/h200/2026-12-01-s6/final/): "tiled" forward 1.08 ms at
+// (8,4096,16,2048) [2.35], 2.04 ms at (2,4096,16,8192) [2.53], 3.08 ms at dstate 64 [8.09];
+// forward+backward 6.83 ms [7.72], 13.8 ms [8.00] and 27.9 ms [27.4]. "chunked" (session 3,
 // 2026-11-29-s3-speed/final/): forward 5.21 ms at (2,4096,16,8192) [2.65]. Where the time goes
 // and what is next: reports/speed-notes.md. "tiled" is described at ForwardTiled and BackwardTiled.
 //
@@ -857,7 +857,9 @@ struct ForwardTiled {
 // full sector); else one access per step (adjacent channels adjacent when dim is the contiguous
 // axis, so a warp's accesses still coalesce). Loads past `len` give 0; stores stop at `len`.
 KOKKOS_FORCEINLINE_FUNCTION bool steps_vectorizable(const float* at, index_t step, index_t len, int kK) {
-  return step == 1 && len == kK && (reinterpret_cast<std::uintptr_t>(at) & 15) == 0;
+  // kK a multiple of 4: a two-step call would move kK / 4 = 0 vectors and leave its steps
+  // unwritten (corpus selective_scan-tiled-split4-two-step-slices)
+  return kK % 4 == 0 && step == 1 && len == kK && (reinterpret_cast<std::uintptr_t>(at) & 15) == 0;
 }
 template <int kK>
 KOKKOS_FORCEINLINE_FUNCTION void load_channel_steps(const float* at, index_t step, index_t len, float (&v)[kK]) {

@@ -98,6 +98,24 @@ def main():
            "D": u(D), "dt": rng.uniform(0.01, 1.0, size=(b, L, D)), "gate": u(b, L, D, scale=3),
            "initial_state": u(b, D, N), "conv_state": u(b, D, K), "dout": u(b, L, D), "dfinal_state": u(b, D, N)})
 
+    # selective_scan as "tiled" ran it on the H200 with a state split of 4 over chunks of 8: a change
+    # (not kept) that had each of a channel's four backward threads finish two steps met the 16-byte
+    # path of load/store_channel_steps moving kK / 4 = 0 vectors, so du and ddelta were never written
+    # (session 6; found by `scanlab check --impl tiled` on cuda). config.json runs it where the
+    # backend offers teams of four threads (CUDA, OpenMP with 4+); elsewhere the heuristic's.
+    b, D, N, L = 1, 1, 4, 2
+    name = "selective_scan-tiled-split4-two-step-slices"
+    write(name, {"op": "selective_scan", "delta_softplus": True,
+                 "note": "tiled, bwd_state_split 4, chunk 8: two-step backward slices"},
+          {"u": u(b, D, L), "delta": u(b, D, L), "delta_bias": u(D), "A": -rng.uniform(0.1, 2, size=(D, N)),
+           "B": u(b, N, L), "C": u(b, N, L), "D": u(D), "z": u(b, D, L, scale=3), "dout": u(b, D, L),
+           "dlast_state": u(b, D, N)})
+    with open(os.path.join(HERE, name, "config.json"), "w") as f:
+        json.dump({"impl": "tiled", "dstate_static": 4, "channels_per_team": 1, "team_size": 4, "state_split": 4,
+                   "time_tile": 16, "chunk_len": 8, "bwd_channels_per_team": 1, "bwd_team_size": 4,
+                   "bwd_state_split": 4, "stage_io": 0, "scratch_level": 0}, f, indent=2)
+        f.write("\n")
+
 
 if __name__ == "__main__":
     main()
