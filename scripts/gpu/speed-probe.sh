@@ -6,7 +6,8 @@
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
 #   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"fast_activations":1}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
-# Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused).
+# Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused), or .peers/src
+# alone when the working tree leaves less than .peers's 15 MB under the 64 MiB carry limit.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:?usage: speed-probe.sh OUT_DIR [BUDGET_S]}"
