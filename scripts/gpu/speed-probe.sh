@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"fast_activations":1}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused), or .peers/src
 # alone when the working tree leaves less than .peers's 15 MB under the 64 MiB carry limit.
 set -uo pipefail
@@ -56,7 +56,7 @@ for split in ${SPLITS:-}; do
       --shapes "${shapes%,8x4096x64x2048}" --out "$out/selective_scan-tiled-split$split.json"
 done
 # The forward and forward+backward with other config patches over the heuristic (CONFIGS: JSON
-# objects separated by spaces, e.g. '{"fast_activations":1}'), every shape.
+# objects separated by spaces, e.g. '{"state_split":4,"team_size":128}'), every shape.
 i=0
 for config in ${CONFIGS:-}; do
   i=$((i + 1))
