@@ -604,8 +604,8 @@ KOKKOS_INLINE_FUNCTION void issue_bc_steps(const Member& team, const Params& p, 
   }
 }
 
-// kCount consecutive floats of a 16-byte aligned scratch row: 16-byte reads when kCount is a
-// multiple of 4, else one float at a time.
+// kCount consecutive floats from a 16-byte aligned address (a scratch row, or a channel's steps in
+// global memory): 16-byte reads when kCount is a multiple of 4, else one float at a time.
 template <int kCount>
 KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) {
   if constexpr (kCount % 4 == 0) {
@@ -632,8 +632,8 @@ template <class Space, int kN, int kS>
 struct ForwardTiled {
   static_assert(kN > 0 && kN % kS == 0, "tiled keeps the states in registers, kN / kS per thread");
   static constexpr int kM = kN / kS;  // states per thread
-  // B and C tiles are step-major with this step stride (TileBuffers::bc_step, the host's sizing):
-  // compile-time, so every B and C read of a step block is an immediate offset from one pointer.
+  // B and C tiles are step-major with this step stride (tiled_forward_bc_step, as the host sizes
+  // them): compile-time, so every B and C read of a step block is an immediate offset from one pointer.
   static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
   static constexpr int kStateRead = kM % 4 == 0 ? 4 : 1;  // states per scratch read
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
@@ -864,11 +864,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool steps_vectorizable(const float* at, index_t ste
 template <int kK>
 KOKKOS_FORCEINLINE_FUNCTION void load_channel_steps(const float* at, index_t step, index_t len, float (&v)[kK]) {
   if (steps_vectorizable(at, step, len, kK)) {
-    SCANLAB_UNROLL
-    for (int q = 0; q < kK / 4; ++q) {
-      const streaming::Float4 f = load4(at + 4 * q);
-      v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
-    }
+    load_run<kK>(at, v);
   } else {
     SCANLAB_UNROLL
     for (int k = 0; k < kK; ++k) v[k] = k < len ? device_math::load_readonly(at + k * step) : 0.0f;

@@ -63,12 +63,12 @@ static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProbl
   TileBuffers t;
   const std::int64_t len4 = (len + 3) / 4 * 4, start = off;
   t.row = len4 + 4;
-  t.bc_step = tiled_forward_bc_step(p.dstate);
+  const std::int64_t bc_step = tiled_forward_bc_step(p.dstate);
   t.u = take(off, rows * t.row);
   t.dt = take(off, rows * t.row);
   if (p.has_z) t.z = take(off, rows * t.row);
-  t.B = take(off, len4 * t.bc_step);
-  t.C = take(off, len4 * t.bc_step);
+  t.B = take(off, len4 * bc_step);
+  t.C = take(off, len4 * bc_step);
   t.buffer = off - start;
   off += t.buffer;  // buffer 1
   return t;

@@ -168,10 +168,11 @@ struct ForwardScratch {  // the forward scans (all modes) and "chunked"'s chunk-
 // "tiled"'s forward's double-buffered input tiles, buffer 0's offsets; buffer 1 is `buffer`
 // floats further. u, raw delta and z as [row][k], row stride `row` = the tile rounded up to 4,
 // plus 4 (16-byte aligned rows whose float4 reads by consecutive threads fall on distinct banks);
-// B and C step-major, [k][n], step stride `bc_step` = tiled_forward_bc_step(dstate) (a thread
-// reads its consecutive states of a step with 16-byte reads; the kernel compiles the stride in).
+// B and C step-major, [k][n], step stride tiled_forward_bc_step(dstate) (a thread reads its
+// consecutive states of a step with 16-byte reads; the kernel compiles the stride in, so it is not
+// a field here).
 struct TileBuffers {
-  std::int64_t row = 0, bc_step = 0, buffer = 0;
+  std::int64_t row = 0, buffer = 0;
   std::int64_t u = -1, dt = -1, z = -1, B = -1, C = -1;
 };
 // dstate rounded up to 4, plus 4: 16-byte aligned steps, and the copy-in's consecutive steps of one

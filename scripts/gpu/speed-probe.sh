@@ -47,22 +47,25 @@ for impl in ${IMPLS:-tiled chunked}; do
   run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl "$impl" --no-cache \
       --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" --out "$out/selective_scan-$impl.json"
 done
+# A sweep of "tiled" with a config patch over the heuristic: NAME CONFIG DIRECTIONS SHAPES (the
+# results in selective_scan-tiled-NAME.json, implementation scanlab-NAME).
+sweep_patch() {
+  run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
+      --config "$2" --implementation "scanlab-$1" --direction "$3" "${opts[@]}" \
+      --shapes "$4" --out "$out/selective_scan-tiled-$1.json"
+}
 # The forward with each other state split (the heuristic's is in the sweep above), 32 channels per
 # team, on the dstate-16 shapes.
 for split in ${SPLITS:-}; do
-  run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
-      --config "{\"state_split\":$split,\"team_size\":$((32 * split)),\"channels_per_team\":32}" \
-      --implementation "scanlab-split$split" --direction fwd "${opts[@]}" \
-      --shapes "${shapes%,8x4096x64x2048}" --out "$out/selective_scan-tiled-split$split.json"
+  sweep_patch "split$split" "{\"state_split\":$split,\"team_size\":$((32 * split)),\"channels_per_team\":32}" \
+      fwd "${shapes%,8x4096x64x2048}"
 done
 # The forward and forward+backward with other config patches over the heuristic (CONFIGS: JSON
 # objects separated by spaces, e.g. '{"state_split":4,"team_size":128}'), every shape.
 i=0
 for config in ${CONFIGS:-}; do
   i=$((i + 1))
-  run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
-      --config "$config" --implementation "scanlab-config$i" --direction fwd,fwdbwd "${opts[@]}" \
-      --shapes "$shapes" --out "$out/selective_scan-tiled-config$i.json"
+  sweep_patch "config$i" "$config" fwd,fwdbwd "$shapes"
 done
 # Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths).
 for tool in memcheck racecheck; do
