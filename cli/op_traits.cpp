@@ -46,6 +46,7 @@ std::vector<ConfigAxis> OpTraits<S7ScanProblem>::config_axes() {
       {"team_size", {J(1), J(2), J(32), J(128)}, false},
       {"items_per_thread", {J(1), J(3), J(64)}, false},
       {"walk_team_size", {J(1), J(2), J(32)}, false},
+      {"fwd_dim_splits", {J(1), J(2), J(3)}, false},
       {"bwd_dim_splits", {J(1), J(2), J(3)}, false},
   };
 }

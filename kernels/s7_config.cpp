@@ -14,12 +14,6 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 bool is_group_size(int g) { return g == 1 || g == 2 || g == 4 || g == 8; }
 
-// Team scratch of one walk team (kernels/s7_scan.cpp, WalkStage::scratch_bytes) with 8 bytes of
-// slack per array for Kokkos' alignment.
-std::int64_t walk_scratch_bytes(std::int64_t rows, std::int64_t chunk_len) {
-  return 2 * (rows * (chunk_len + 1) * 4 + 8) + rows * 4 + 8;
-}
-
 bool is_kokkos_backend(BackendKind b) {
   return b == BackendKind::serial || b == BackendKind::openmp || b == BackendKind::cuda;
 }
@@ -58,7 +52,7 @@ std::vector<std::string> s7_scan_implementations() { return {"sequential", "chun
 
 std::vector<std::string> s7_scan_config_fields() {
   return {"impl",     "team_size",  "items_per_thread", "states_per_thread", "dims_per_thread",
-          "chunk_len", "walk_team_size", "bwd_dim_splits"};
+          "chunk_len", "walk_team_size", "fwd_dim_splits", "bwd_dim_splits"};
 }
 
 nlohmann::json S7ScanConfig::to_json() const {
@@ -69,6 +63,7 @@ nlohmann::json S7ScanConfig::to_json() const {
           {"dims_per_thread", dims_per_thread},
           {"chunk_len", chunk_len},
           {"walk_team_size", walk_team_size},
+          {"fwd_dim_splits", fwd_dim_splits},
           {"bwd_dim_splits", bwd_dim_splits}};
 }
 
@@ -82,6 +77,7 @@ S7ScanConfig S7ScanConfig::from_json(const nlohmann::json& j) {
   read_field(j, "dims_per_thread", c.dims_per_thread);
   read_field(j, "chunk_len", c.chunk_len);
   read_field(j, "walk_team_size", c.walk_team_size);
+  read_field(j, "fwd_dim_splits", c.fwd_dim_splits);
   read_field(j, "bwd_dim_splits", c.bwd_dim_splits);
   return c;
 }
@@ -106,19 +102,17 @@ std::string S7ScanConfig::invalid_reason(const S7ScanProblem& p, BackendKind bac
   if (walk_team_size < 1 || walk_team_size > max_team)
     return "walk_team_size " + std::to_string(walk_team_size) + " outside [1, " + std::to_string(max_team) + "] on " +
            to_string(backend);
+  if (fwd_dim_splits < 1 || fwd_dim_splits > p.dim)
+    return "fwd_dim_splits " + std::to_string(fwd_dim_splits) + " outside [1, dim = " + std::to_string(p.dim) + "]";
   if (bwd_dim_splits < 1 || bwd_dim_splits > p.dim)
     return "bwd_dim_splits " + std::to_string(bwd_dim_splits) + " outside [1, dim = " + std::to_string(p.dim) + "]";
   const std::int64_t rows = std::min<std::int64_t>(walk_team_size, p.dstate);
-  const std::int64_t scratch = walk_scratch_bytes(rows, chunk_len), scratch_max = s7_max_team_scratch_bytes(backend);
-  if (scratch > scratch_max)
-    return "the walk's team scratch, " + std::to_string(scratch) + " bytes for min(walk_team_size, dstate) = " +
-           std::to_string(rows) + " rows × chunk_len " + std::to_string(chunk_len) + ", exceeds " +
-           std::to_string(scratch_max) + " on " + to_string(backend);
   // Kokkos takes the league size as an int.
   const std::int64_t tile = std::int64_t(team_size) * items_per_thread, tiles = ceil_div(p.seqlen, tile);
   const std::int64_t stream_league =
       p.batch * tiles *
-      std::max(ceil_div(p.dstate, states_per_thread) * bwd_dim_splits, ceil_div(p.dim, dims_per_thread));
+      std::max(ceil_div(p.dstate, states_per_thread) * std::max(fwd_dim_splits, bwd_dim_splits),
+               ceil_div(p.dim, dims_per_thread));
   const std::int64_t walk_league = p.batch * ceil_div(p.dstate, rows) * ceil_div(p.seqlen, chunk_len);
   if (stream_league > INT_MAX || walk_league > INT_MAX)
     return "more than 2^31 − 1 teams in one launch; raise team_size·items_per_thread or chunk_len";
@@ -139,18 +133,24 @@ S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backen
     c.chunk_len = 64;
     while (c.chunk_len > 32 && row_tiles * ceil_div(p.seqlen, c.chunk_len) < 4 * 132) c.chunk_len /= 2;
     c.impl = ceil_div(p.seqlen, c.chunk_len) > 1 ? "chunked" : "sequential";
-    // The C pass: split dim until there are ≥ 4 teams per SM, at most 8 ways.
-    const std::int64_t c_pass_teams =
-        p.batch * ceil_div(p.seqlen, c.team_size) * ceil_div(p.dstate, c.states_per_thread);
-    c.bwd_dim_splits = 1;
-    while (c.bwd_dim_splits < 8 && c.bwd_dim_splits * 2 <= p.dim && c_pass_teams * c.bwd_dim_splits < 4 * 132)
-      c.bwd_dim_splits *= 2;
+    // The Bu stage (tiles of 4·team_size steps where seqlen allows 16-byte accesses) and the C pass
+    // (team_size steps): split dim until there are ≥ 4 teams per SM, at most 8 ways.
+    const auto splits_for = [&](std::int64_t teams) {
+      int splits = 1;
+      while (splits < 8 && splits * 2 <= p.dim && teams * splits < 4 * 132) splits *= 2;
+      return splits;
+    };
+    const std::int64_t state_groups = ceil_div(p.dstate, c.states_per_thread);
+    const std::int64_t bu_tile = (p.seqlen % 4 == 0 ? 4 : 1) * std::int64_t(c.team_size);
+    c.fwd_dim_splits = splits_for(p.batch * ceil_div(p.seqlen, bu_tile) * state_groups);
+    c.bwd_dim_splits = splits_for(p.batch * ceil_div(p.seqlen, c.team_size) * state_groups);
   } else {
     c.impl = "sequential";
     c.team_size = 1;
     c.items_per_thread = 64;
     c.chunk_len = 256;
     c.walk_team_size = 1;
+    c.fwd_dim_splits = 1;
     c.bwd_dim_splits = 1;
   }
   return c;
@@ -184,6 +184,9 @@ std::vector<S7ScanConfig> s7_scan_candidate_configs(const S7ScanProblem& p, Back
     }
     for (int splits : {1, 2, 4, 8}) {
       S7ScanConfig c = h;
+      c.fwd_dim_splits = splits;
+      add(c);
+      c = h;
       c.bwd_dim_splits = splits;
       add(c);
     }
@@ -215,11 +218,12 @@ std::vector<S7ScanConfig> s7_scan_candidate_configs(const S7ScanProblem& p, Back
   return out;
 }
 
-// Workspace: Bu and X (b·N·L each); with the backward DX (b·N·L) and G (S·b·N·L); "chunked" adds
-// chunk_end, chunk_prod and carry (b·N·⌈L/chunk_len⌉ each). All float32.
+// Workspace: Bu (fwd_dim_splits·b·N·L) and X (b·N·L); with the backward DX (b·N·L) and G
+// (bwd_dim_splits·b·N·L); "chunked" adds chunk_end, chunk_prod and carry (b·N·⌈L/chunk_len⌉ each).
+// All float32.
 std::int64_t s7_scan_workspace_bytes(const S7ScanProblem& p, const S7ScanConfig& c) {
   const std::int64_t bnl = p.batch * p.dstate * p.seqlen;
-  std::int64_t floats = 2 * bnl;
+  std::int64_t floats = std::int64_t(c.fwd_dim_splits) * bnl + bnl;
   if (p.with_backward) floats += bnl + std::int64_t(c.bwd_dim_splits) * bnl;
   if (c.impl == "chunked") floats += 3 * p.batch * p.dstate * ceil_div(p.seqlen, c.chunk_len);
   return 4 * floats;
@@ -228,13 +232,14 @@ std::int64_t s7_scan_workspace_bytes(const S7ScanProblem& p, const S7ScanConfig&
 // Traffic beyond bytes_moved(), counting every load a stage issues as memory traffic (no credit
 // for L2 hits between teams: an upper bound; on the H200 most re-reads below are L2 hits).
 // With bNL = b·N·L, bHL = b·H·L, cs = b·N·⌈L/chunk_len⌉, gN = ⌈N/states_per_thread⌉,
-// gH = ⌈H/dims_per_thread⌉, S = bwd_dim_splits, in float32 words (× 4 bytes):
-//   forward  = bNL·(1 + 2 + gH) + (gN − 1)·bHL                      sequential
-//              Bu written, Bu read by the walk, X written, X read by every dim group of the y
-//              stage; u re-read by every state group of the Bu stage
-//            + bNL·2 + 6·cs                                          chunked in addition
-//              Bu and A read again by the apply walk; summaries written and read (2·cs each),
-//              carries written and read
+// gH = ⌈H/dims_per_thread⌉, F = fwd_dim_splits, S = bwd_dim_splits, β = 1 with a bias, else 0, in
+// float32 words (× 4 bytes):
+//   forward  = bNL·(2F + 1 + gH) + (gN − 1)·bHL                     sequential
+//              Bu's F splits written and read by the walk, X written, X read by every dim group
+//              of the y stage; u re-read by every state group of the Bu stage
+//            + bNL·(F + 1 + β) + 6·cs                                chunked in addition
+//              Bu's splits, A and the bias read again by the apply walk; summaries written and
+//              read (2·cs each), carries written and read
 //   backward = bNL·(2S + S + 3 + gH) + (gN − 1)·bHL                   sequential
 //              X read by the C pass of every split, G written and read, A read again for dA,
 //              X read for x_{t−1}, DX written, DX read by every dim group of the B pass; dout
@@ -245,12 +250,12 @@ double s7_scan_extra_bytes(const S7ScanProblem& p, const S7ScanConfig& c, Pass p
   const double bnl = double(p.batch) * p.dstate * p.seqlen, bhl = double(p.batch) * p.dim * p.seqlen;
   const double cs = double(p.batch) * p.dstate * double(ceil_div(p.seqlen, c.chunk_len));
   const double gN = double(ceil_div(p.dstate, c.states_per_thread)), gH = double(ceil_div(p.dim, c.dims_per_thread));
-  const double S = c.bwd_dim_splits;
+  const double F = c.fwd_dim_splits, S = c.bwd_dim_splits, bias = p.has_bias ? 1 : 0;
   const bool chunked = c.impl == "chunked";
   double words = 0;
   if (pass == Pass::forward) {
-    words = bnl * (3 + gH) + (gN - 1) * bhl;
-    if (chunked) words += 2 * bnl + 6 * cs;
+    words = bnl * (2 * F + 1 + gH) + (gN - 1) * bhl;
+    if (chunked) words += bnl * (F + 1 + bias) + 6 * cs;
   } else {
     words = bnl * (3 * S + 3 + gH) + (gN - 1) * bhl;
     if (chunked) words += bnl * (S + 1) + 6 * cs;

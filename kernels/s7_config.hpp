@@ -25,7 +25,7 @@ namespace scanlab::kernels {
 //   streaming stages, which read B or C exactly once, one thread per time step t of a tile of
 //   team_size·items_per_thread consecutive steps, coalesced along seqlen;
 //   the time walk over (b, n), the only sequential part, on tiles of walk_team_size states ×
-//   chunk_len steps staged in team scratch.
+//   chunk_len steps, one thread per state row.
 // Implementations differ only in the time walk:
 //   "sequential": one team walks a (b, n-tile) through all chunks in order (b·N/walk_team_size
 //                 teams); bitwise independent of chunk_len.
@@ -41,6 +41,8 @@ struct S7ScanConfig {
   int dims_per_thread = 4;    // dim rows one thread accumulates at once (y, dB pass): 1, 2, 4 or 8
   int chunk_len = 64;         // time steps per walk tile (and per chunk of "chunked")
   int walk_team_size = 32;    // dstate rows per walk team, one thread each
+  int fwd_dim_splits = 1;     // the forward's Bu stage splits dim into this many partial sums of
+                              // Σ_h B·u, added by the walk in split order (more parallelism)
   int bwd_dim_splits = 1;     // the backward's C pass splits dim into this many partial sums of
                               // Σ_h C·dout, reduced afterwards in split order (more parallelism)
 
@@ -83,10 +85,10 @@ std::vector<std::string> s7_scan_config_fields();     // every key of S7ScanConf
 // The default without measuring. GPU (cuda): "chunked" (b·N alone is far too few threads for a
 // walk over all of seqlen), team_size 128, states/dims per thread 4 (fewer when N/H are smaller),
 // chunk_len 64 (shorter when seqlen is short, so that ⌈L/chunk_len⌉·b·N/32 walk teams fill the
-// device), walk_team_size 32 (min with N), and bwd_dim_splits raised until the C pass has about
-// four teams per SM. Host (serial/openmp): "sequential" (there are enough (b, n) walks for a few
-// cores and no summary pass to pay), team_size 1, a tile of 64 steps, chunk_len 256,
-// walk_team_size 1.
+// device), walk_team_size 32 (min with N), and fwd_dim_splits and bwd_dim_splits raised until the
+// Bu stage and the C pass have about four teams per SM. Host (serial/openmp): "sequential" (there
+// are enough (b, n) walks for a few cores and no summary pass to pay), team_size 1, a tile of 64
+// steps, chunk_len 256, walk_team_size 1, no dim splits.
 S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backend);
 // Valid configs worth timing, the heuristic first, without duplicates; at least 8 on GPU shapes
 // that are not tiny.

@@ -19,6 +19,14 @@ using Member = typename Kokkos::TeamPolicy<Space>::member_type;
 
 KOKKOS_INLINE_FUNCTION index_t min_index(index_t a, index_t b) { return a < b ? a : b; }
 
+// The first dim row of split `split` of `splits` over H rows: split·H/splits. In 32 bits where it
+// fits: the inlined 64-bit division took the Bu stage from 102 to 136 registers (ptxas), a quarter
+// fewer warps per SM.
+KOKKOS_INLINE_FUNCTION index_t split_begin(index_t split, index_t H, index_t splits) {
+  if (H * splits < (index_t(1) << 32)) return index_t(unsigned(split) * unsigned(H) / unsigned(splits));
+  return split * H / splits;
+}
+
 // League geometry of a streaming stage: rank = ((b·tiles + tile)·splits + split)·groups + group.
 // Groups vary fastest, so teams that run at the same time share one (b, tile) and its u, X, DX or
 // dout tile stays in L2 while they re-read it.
@@ -54,10 +62,10 @@ int checked_league(index_t league, const char* stage) {
   return static_cast<int>(league);
 }
 
-template <class Space, class Functor>
+template <class Space, class... Traits, class Functor>
 void launch(const char* label, const Space& space, index_t league, int team_size, std::size_t scratch_bytes,
             const Functor& f) {
-  Kokkos::TeamPolicy<Space> policy(space, checked_league(league, label), team_size);
+  Kokkos::TeamPolicy<Space, Traits...> policy(space, checked_league(league, label), team_size);
   if (scratch_bytes) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
   const int max_team = policy.team_size_max(f, Kokkos::ParallelForTag());
   if (team_size > max_team)
@@ -122,15 +130,15 @@ KOKKOS_FORCEINLINE_FUNCTION void sum4_ascending(const float* const (&rows)[GROUP
   }
 }
 
-// Bu[b,n,t] = Σ_h B[b,n,h,t]·u[b,h,t] (+ bias[b,n,t]), h ascending.
+// Bu[s,b,n,t] = Σ_{h in split s} B[b,n,h,t]·u[b,h,t], h ascending; the walk adds the splits in
+// split order and the bias (splits give teams to shapes with few (b, tile, state group) triples).
 template <class Space, int GROUP>
 struct BuStage {
-  SV3<Space> u, bias;
+  SV3<Space> u;
   SV4<Space> B;
-  WV3<Space> Bu;
+  WV4<Space> Bu;
   StreamGrid grid;
   index_t H, N, L;
-  bool has_bias;
   bool vec4 = false;  // 16-byte accesses along seqlen (the grid's tiles are then multiples of 4)
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
@@ -138,24 +146,19 @@ struct BuStage {
     grid.decompose(m.league_rank(), b, tile, split, group);
     const index_t n0 = group * GROUP, t0 = tile * grid.tile_len;
     const index_t len = min_index(grid.tile_len, L - t0);
+    const index_t h_begin = split_begin(split, H, grid.splits), h_end = split_begin(split + 1, H, grid.splits);
     if (vec4) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len / 4), [&](const index_t q) {
         const index_t t = t0 + 4 * q;
         const float* Bp[GROUP];
         SCANLAB_UNROLL
-        for (int j = 0; j < GROUP; ++j) Bp[j] = &B(b, min_index(n0 + j, N - 1), 0, t);
+        for (int j = 0; j < GROUP; ++j) Bp[j] = &B(b, min_index(n0 + j, N - 1), h_begin, t);
         streaming::Float4 acc[GROUP];
-        sum4_ascending<GROUP>(Bp, index_t(B.stride_2()), &u(b, 0, t), index_t(u.stride_1()), H, acc);
+        sum4_ascending<GROUP>(Bp, index_t(B.stride_2()), &u(b, h_begin, t), index_t(u.stride_1()), h_end - h_begin,
+                              acc);
         SCANLAB_UNROLL
-        for (int j = 0; j < GROUP; ++j) {
-          if (n0 + j >= N) continue;
-          streaming::Float4 r = acc[j];
-          if (has_bias) {
-            const streaming::Float4 c = streaming::load4(&bias(b, n0 + j, t));
-            r.x += c.x; r.y += c.y; r.z += c.z; r.w += c.w;
-          }
-          streaming::store4(&Bu(b, n0 + j, t), r);
-        }
+        for (int j = 0; j < GROUP; ++j)
+          if (n0 + j < N) streaming::store4(&Bu(split, b, n0 + j, t), acc[j]);
       });
       return;
     }
@@ -168,14 +171,14 @@ struct BuStage {
         n[j] = min_index(n0 + j, N - 1);
         acc[j] = 0.0f;
       }
-      for (index_t h = 0; h < H; ++h) {
+      for (index_t h = h_begin; h < h_end; ++h) {
         const float uh = u(b, h, t);
         SCANLAB_UNROLL
         for (int j = 0; j < GROUP; ++j) acc[j] += B(b, n[j], h, t) * uh;
       }
       SCANLAB_UNROLL
       for (int j = 0; j < GROUP; ++j)
-        if (n0 + j < N) Bu(b, n0 + j, t) = has_bias ? acc[j] + bias(b, n0 + j, t) : acc[j];
+        if (n0 + j < N) Bu(split, b, n0 + j, t) = acc[j];
     });
   }
 };
@@ -246,7 +249,7 @@ struct CPassStage {
     grid.decompose(m.league_rank(), b, tile, split, group);
     const index_t n0 = group * GROUP, t0 = tile * grid.tile_len;
     const index_t len = min_index(grid.tile_len, L - t0);
-    const index_t h_begin = split * H / grid.splits, h_end = (split + 1) * H / grid.splits;
+    const index_t h_begin = split_begin(split, H, grid.splits), h_end = split_begin(split + 1, H, grid.splits);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len), [&](const index_t i) {
       const index_t t = t0 + i;
       index_t n[GROUP];
@@ -315,9 +318,15 @@ struct BPassStage {
 
 // ---------------------------------------------------------------------------------------------
 // Time walks. A team owns `rows` consecutive dstate rows of one batch entry and either every
-// chunk in order (sequential, and the apply pass of chunked) or one chunk (chunked). Per chunk:
-// the team loads A_bar and the driving term (Bu forward, Σ_s G[s] backward) into scratch with
-// coalesced loads; one thread per row walks the chunk; the team stores the tile.
+// chunk in order (sequential, and the apply pass of chunked) or one chunk (chunked); one thread
+// walks one row, reading its own row of A and the driving term (Σ_s Bu[s] + bias forward,
+// Σ_s G[s] backward) in batches of kWalkBatch steps, every load of a batch issued before the batch
+// is walked and stored. The rows are b·N·L floats, 1% of a pass's bytes, so a warp's scattered
+// 16-byte loads (32 rows, 32 sectors) cost little; what costs is latency. The earlier form staged
+// each chunk through team scratch element by element: the compiler cannot move a global load above
+// a scratch store that may alias it, so every thread waited out 64 memory round trips per chunk
+// (ncu, 2026-12-01: the forward's walk kernels took 146 µs of 1.27 ms at (8,256,64,4096) for
+// 17 MB moved), and batching the staging only added index arithmetic (§13 of speed-notes).
 //
 // Forward:  x = A_bar_t·x + Bu_t, t ascending, from initial_state (or 0).
 // Backward: dx_t = g_t + h, h ← A_bar_t·dx_t, t descending, from dlast_state (or 0); h after
@@ -326,15 +335,41 @@ struct BPassStage {
 // product of its A_bars, so that end(true carry) = end(0) + product·carry.
 enum class WalkMode { summary, apply };
 
+constexpr int kWalkBatch = 16;
+
+// Steps [first, first + count) of a row into registers (16-byte loads when `vec` and the batch is
+// whole and aligned); steps past count are left as they are.
+KOKKOS_FORCEINLINE_FUNCTION void load_steps(const float* row, int count, bool vec, float (&out)[kWalkBatch]) {
+  if (vec && count == kWalkBatch) {
+    SCANLAB_UNROLL
+    for (int q = 0; q < kWalkBatch / 4; ++q) {
+      const streaming::Float4 v = streaming::load4(row + 4 * q);
+      out[4 * q] = v.x; out[4 * q + 1] = v.y; out[4 * q + 2] = v.z; out[4 * q + 3] = v.w;
+    }
+    return;
+  }
+  SCANLAB_UNROLL
+  for (int j = 0; j < kWalkBatch; ++j)
+    if (j < count) out[j] = row[j];
+}
+KOKKOS_FORCEINLINE_FUNCTION void store_steps(float* row, int count, bool vec, const float (&in)[kWalkBatch]) {
+  if (vec && count == kWalkBatch) {
+    SCANLAB_UNROLL
+    for (int q = 0; q < kWalkBatch / 4; ++q)
+      streaming::store4(row + 4 * q, streaming::Float4{in[4 * q], in[4 * q + 1], in[4 * q + 2], in[4 * q + 3]});
+    return;
+  }
+  SCANLAB_UNROLL
+  for (int j = 0; j < kWalkBatch; ++j)
+    if (j < count) row[j] = in[j];
+}
+
 template <class Space, bool REVERSE>
 struct WalkStage {
-  using ScratchFloats =
-      Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-  // Inputs of the walk.
+  // Inputs of the walk. The driving term is Σ_s partials[s] (split order), plus bias forward.
   SV3<Space> A;
-  WV3<Space> drive;              // forward: Bu
-  WV4<Space> G;                  // backward: partial sums of Σ_h C·dout
+  WV4<Space> partials;           // forward: Bu's splits of Σ_h B·u; backward: G's of Σ_h C·dout
+  SV3<Space> bias;               // forward, when the problem has one
   Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> start;  // initial_state / dlast_state
   WV3<Space> carry;              // chunked apply: the value entering each chunk
   WV3<Space> chunk_end, chunk_prod;  // summary outputs
@@ -347,12 +382,8 @@ struct WalkStage {
 
   WalkMode mode = WalkMode::apply;
   bool all_chunks = true;  // one team walks every chunk in order
+  bool vec4 = false;       // every row the walk reads or writes allows 16-byte accesses at t % 4 == 0
   index_t N, L, rows, chunk_len, chunks, row_tiles, splits;
-
-  static std::size_t scratch_bytes(index_t rows, index_t chunk_len) {
-    return 2 * ScratchFloats::shmem_size(std::size_t(rows * (chunk_len + 1))) +
-           ScratchFloats::shmem_size(std::size_t(rows));
-  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
     index_t rank = m.league_rank();
@@ -364,11 +395,6 @@ struct WalkStage {
     }
     const index_t row_tile = rank % row_tiles, b = rank / row_tiles;
     const index_t n0 = row_tile * rows, nrows = min_index(rows, N - n0);
-    const index_t ld = chunk_len + 1;  // padded rows: one thread per row reads down a column
-    ScratchFloats a_s(m.team_scratch(0), std::size_t(rows * ld));
-    ScratchFloats v_s(m.team_scratch(0), std::size_t(rows * ld));
-    ScratchFloats carry_s(m.team_scratch(0), std::size_t(rows));
-
     const bool summary = mode == WalkMode::summary;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
       const index_t n = n0 + r;
@@ -379,77 +405,74 @@ struct WalkStage {
         value = carry(b, n, chunk_first);
       else if (start.data() != nullptr)
         value = start(b, n);
-      carry_s(r) = value;
-    });
-
-    for (index_t step = 0; step < chunk_count; ++step) {
-      const index_t c = REVERSE && all_chunks ? chunks - 1 - step : chunk_first + step;
-      const index_t t0 = c * chunk_len, len = min_index(chunk_len, L - t0);
-      const int ilen = int(len);
-      m.team_barrier();  // the previous chunk's store has finished reading the scratch tile
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(nrows) * ilen), [&](const int i) {
-        const int r = i / ilen, k = i % ilen;
-        const index_t n = n0 + r, t = t0 + k;
-        a_s(r * ld + k) = s7_a_bar(A(b, n, t));
-        if (REVERSE) {
-          float g = 0.0f;
-          for (index_t s = 0; s < splits; ++s) g += G(s, b, n, t);
-          v_s(r * ld + k) = g;
-        } else {
-          v_s(r * ld + k) = drive(b, n, t);
-        }
-      });
-      m.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
-        float value = carry_s(r), product = 1.0f;
-        const index_t base = r * ld;
-        if (!REVERSE) {
-          for (index_t k = 0; k < len; ++k) {
-            const float a = a_s(base + k);
-            value = a * value + v_s(base + k);
-            if (summary)
-              product *= a;
-            else
-              v_s(base + k) = value;
+      for (index_t step = 0; step < chunk_count; ++step) {
+        const index_t c = REVERSE && all_chunks ? chunks - 1 - step : chunk_first + step;
+        const index_t t0 = c * chunk_len, len = min_index(chunk_len, L - t0);
+        float product = 1.0f;
+        // Batches in walk order: ascending from t0 forward, descending from the chunk's end backward.
+        for (index_t done = 0; done < len; done += kWalkBatch) {
+          const int count = int(min_index(kWalkBatch, len - done));
+          const index_t first = REVERSE ? t0 + len - done - count : t0 + done;  // the batch's lowest step
+          const bool vec = vec4 && first % 4 == 0;
+          float a[kWalkBatch], v[kWalkBatch], part[kWalkBatch], out[kWalkBatch];
+          SCANLAB_UNROLL
+          for (int j = 0; j < kWalkBatch; ++j) a[j] = v[j] = part[j] = out[j] = 0.0f;
+          load_steps(&A(b, n, first), count, vec, a);
+          for (index_t s = 0; s < splits; ++s) {  // split order: ((P0 + P1) + P2) ...
+            load_steps(&partials(s, b, n, first), count, vec, part);
+            SCANLAB_UNROLL
+            for (int j = 0; j < kWalkBatch; ++j) v[j] += part[j];
           }
-        } else {
-          for (index_t k = len - 1; k >= 0; --k) {
-            const float a = a_s(base + k);
-            const float dx = v_s(base + k) + value;
-            value = a * dx;
-            if (summary)
-              product *= a;
-            else
-              v_s(base + k) = dx;
+          if (!REVERSE && bias.data() != nullptr) {
+            load_steps(&bias(b, n, first), count, vec, part);
+            SCANLAB_UNROLL
+            for (int j = 0; j < kWalkBatch; ++j) v[j] += part[j];
+          }
+          float x_previous[kWalkBatch];  // backward apply: x_{t-1} for dA
+          if (REVERSE && !summary) {
+            SCANLAB_UNROLL
+            for (int j = 0; j < kWalkBatch; ++j) {
+              x_previous[j] = 0.0f;
+              if (j >= count) continue;
+              if (first + j > 0)
+                x_previous[j] = X(b, n, first + j - 1);
+              else if (initial_state.data() != nullptr)
+                x_previous[j] = initial_state(b, n);
+            }
+          }
+          SCANLAB_UNROLL
+          for (int i = 0; i < kWalkBatch; ++i) {
+            const int j = REVERSE ? kWalkBatch - 1 - i : i;
+            if (j >= count) continue;
+            const float a_bar = s7_a_bar(a[j]);
+            if (!REVERSE) {
+              value = a_bar * value + v[j];
+              out[j] = value;
+            } else {
+              const float dx = v[j] + value;
+              value = a_bar * dx;
+              out[j] = dx;
+            }
+            if (summary) product *= a_bar;
+          }
+          if (summary) continue;
+          store_steps(&states(b, n, first), count, vec, out);
+          if (REVERSE) {
+            if (dbias.data() != nullptr) store_steps(&dbias(b, n, first), count, vec, out);
+            SCANLAB_UNROLL
+            for (int j = 0; j < kWalkBatch; ++j) part[j] = out[j] * x_previous[j] * s7_a_bar_derivative(a[j]);
+            store_steps(&dA(b, n, first), count, vec, part);
           }
         }
         if (summary) {
-          chunk_end(b, n0 + r, c) = value;
-          chunk_prod(b, n0 + r, c) = product;
+          chunk_end(b, n, c) = value;
+          chunk_prod(b, n, c) = product;
         } else {
-          carry_s(r) = value;
           const index_t terminal = REVERSE ? 0 : chunks - 1;
-          if (c == terminal && final_value.data() != nullptr) final_value(b, n0 + r) = value;
+          if (c == terminal && final_value.data() != nullptr) final_value(b, n) = value;
         }
-      });
-      if (summary) continue;
-      m.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, int(nrows) * ilen), [&](const int i) {
-        const int r = i / ilen, k = i % ilen;
-        const index_t n = n0 + r, t = t0 + k;
-        const float v = v_s(r * ld + k);
-        states(b, n, t) = v;
-        if (REVERSE) {
-          if (dbias.data() != nullptr) dbias(b, n, t) = v;
-          float x_previous = 0.0f;
-          if (t > 0)
-            x_previous = X(b, n, t - 1);
-          else if (initial_state.data() != nullptr)
-            x_previous = initial_state(b, n);
-          dA(b, n, t) = v * x_previous * s7_a_bar_derivative(A(b, n, t));
-        }
-      });
-    }
+      }
+    });
   }
 };
 
@@ -467,10 +490,22 @@ struct PropagateStage {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
       const index_t n = n0 + r;
       float value = start.data() != nullptr ? start(b, n) : 0.0f;
-      for (index_t step = 0; step < chunks; ++step) {
-        const index_t c = REVERSE ? chunks - 1 - step : step;
-        carry(b, n, c) = value;
-        value = chunk_end(b, n, c) + chunk_prod(b, n, c) * value;
+      // kWalkBatch chunks' summaries loaded before their carries are stored (the walks say why).
+      for (index_t first = 0; first < chunks; first += kWalkBatch) {
+        float end[kWalkBatch], prod[kWalkBatch];
+        SCANLAB_UNROLL
+        for (int j = 0; j < kWalkBatch; ++j) {
+          const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
+          end[j] = step < chunks ? chunk_end(b, n, c) : 0.0f;
+          prod[j] = step < chunks ? chunk_prod(b, n, c) : 0.0f;
+        }
+        SCANLAB_UNROLL
+        for (int j = 0; j < kWalkBatch; ++j) {
+          const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
+          if (step >= chunks) break;
+          carry(b, n, c) = value;
+          value = end[j] + prod[j] * value;
+        }
       }
     });
   }
@@ -479,14 +514,26 @@ struct PropagateStage {
 // ---------------------------------------------------------------------------------------------
 // Launchers.
 
+// Streaming stages are built for two or more teams of up to 256 threads per SM, i.e. at most 128
+// registers a thread: left free, ptxas took 136 for the Bu stage at a group of 4 once it summed a
+// split of dim (102 before), 12 warps per SM instead of 16, and the stage ran 10% slower on the
+// H200 (2026-12-01-s7). Larger teams launch unbounded.
+template <class Space, class Functor>
+void launch_streaming(const char* label, const Space& space, index_t league, int team_size, const Functor& f) {
+  if (team_size <= 256)
+    launch<Space, Kokkos::LaunchBounds<256, 2>>(label, space, league, team_size, 0, f);
+  else
+    launch<Space>(label, space, league, team_size, 0, f);
+}
+
 template <template <class, int> class Stage, class Space, class Setup>
 void launch_grouped(const char* label, const Space& space, int group, index_t league, int team_size,
                     const Setup& setup) {
   switch (group) {
-    case 1: { Stage<Space, 1> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
-    case 2: { Stage<Space, 2> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
-    case 4: { Stage<Space, 4> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
-    case 8: { Stage<Space, 8> s; setup(s); launch(label, space, league, team_size, 0, s); return; }
+    case 1: { Stage<Space, 1> s; setup(s); launch_streaming(label, space, league, team_size, s); return; }
+    case 2: { Stage<Space, 2> s; setup(s); launch_streaming(label, space, league, team_size, s); return; }
+    case 4: { Stage<Space, 4> s; setup(s); launch_streaming(label, space, league, team_size, s); return; }
+    case 8: { Stage<Space, 8> s; setup(s); launch_streaming(label, space, league, team_size, s); return; }
     default: throw std::invalid_argument(std::string(label) + ": group size must be 1, 2, 4 or 8");
   }
 }
@@ -528,7 +575,7 @@ void require_extents(const View& v, const char* name, std::initializer_list<inde
 template <class Space>
 void check_workspace(const S7ScanProblem& p, const S7ScanConfig& c, const S7ScanWorkspace<Space>& w, bool backward) {
   require_extents(w.X, "workspace X", {p.batch, p.dstate, p.seqlen});
-  if (!backward) require_extents(w.Bu, "workspace Bu", {p.batch, p.dstate, p.seqlen});
+  if (!backward) require_extents(w.Bu, "workspace Bu", {c.fwd_dim_splits, p.batch, p.dstate, p.seqlen});
   if (backward) {
     require_extents(w.DX, "workspace DX", {p.batch, p.dstate, p.seqlen});
     require_extents(w.G, "workspace G", {c.bwd_dim_splits, p.batch, p.dstate, p.seqlen});
@@ -552,13 +599,13 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
   walk.chunk_len = c.chunk_len;
   walk.chunks = nc;
   walk.row_tiles = row_tiles;
-  walk.splits = c.bwd_dim_splits;
-  const std::size_t scratch = WalkStage<Space, REVERSE>::scratch_bytes(rows, c.chunk_len);
+  walk.splits = REVERSE ? c.bwd_dim_splits : c.fwd_dim_splits;
+  walk.vec4 = views_allow_vec4(p.seqlen, walk.A, walk.partials, walk.bias, walk.states, walk.X, walk.dA, walk.dbias);
   const int team = static_cast<int>(rows);
   if (c.impl == "sequential") {
     walk.mode = WalkMode::apply;
     walk.all_chunks = true;
-    launch(apply_label, space, p.batch * row_tiles, team, scratch, walk);
+    launch(apply_label, space, p.batch * row_tiles, team, 0, walk);
     return;
   }
   // chunked: summaries, carries, then every chunk again from its carry.
@@ -567,7 +614,7 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
   walk.carry = w.carry;
   walk.mode = WalkMode::summary;
   walk.all_chunks = false;
-  launch(summary_label, space, p.batch * row_tiles * nc, team, scratch, walk);
+  launch(summary_label, space, p.batch * row_tiles * nc, team, 0, walk);
   PropagateStage<Space, REVERSE> propagate;
   propagate.chunk_end = w.chunk_end;
   propagate.chunk_prod = w.chunk_prod;
@@ -579,7 +626,7 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
   propagate.row_tiles = row_tiles;
   launch(propagate_label, space, p.batch * row_tiles, team, 0, propagate);
   walk.mode = WalkMode::apply;
-  launch(apply_label, space, p.batch * row_tiles * nc, team, scratch, walk);
+  launch(apply_label, space, p.batch * row_tiles * nc, team, 0, walk);
 }
 
 }  // namespace
@@ -602,7 +649,8 @@ S7ScanWorkspace<Space> s7_scan_allocate_workspace(const S7ScanProblem& p, const 
   const auto alloc3 = [](const char* label, std::size_t e0, std::size_t e1, std::size_t e2) {
     return View3(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), e0, e1, e2);
   };
-  w.Bu = alloc3("s7_scan::Bu", b, N, L);
+  w.Bu = View4(Kokkos::view_alloc("s7_scan::Bu", Kokkos::WithoutInitializing), std::size_t(c.fwd_dim_splits), b, N,
+               L);
   w.X = alloc3("s7_scan::X", b, N, L);
   if (p.with_backward) {
     w.DX = alloc3("s7_scan::DX", b, N, L);
@@ -675,18 +723,19 @@ void s7_scan_forward_views(const S7ScanProblem& p, const S7ScanConfig& c, const 
   const index_t H = p.dim, N = p.dstate, L = p.seqlen;
 
   {  // 1. Bu
-    const bool vec4 = views_allow_vec4(L, v.u, v.bias, v.B, w.Bu);
-    const StreamGrid grid = stream_grid(p, c, N, c.states_per_thread, 1, vec4 ? 4 : 1);
-    launch_grouped<BuStage>("s7_scan::forward_bu", space, c.states_per_thread, p.batch * grid.tiles * grid.groups,
-                            c.team_size, [&](auto& s) {
-                              s.u = v.u; s.bias = v.bias; s.B = v.B; s.Bu = w.Bu; s.grid = grid;
-                              s.H = H; s.N = N; s.L = L; s.has_bias = p.has_bias; s.vec4 = vec4;
+    const bool vec4 = views_allow_vec4(L, v.u, v.B, w.Bu);
+    const StreamGrid grid = stream_grid(p, c, N, c.states_per_thread, c.fwd_dim_splits, vec4 ? 4 : 1);
+    launch_grouped<BuStage>("s7_scan::forward_bu", space, c.states_per_thread,
+                            p.batch * grid.tiles * grid.splits * grid.groups, c.team_size, [&](auto& s) {
+                              s.u = v.u; s.B = v.B; s.Bu = w.Bu; s.grid = grid;
+                              s.H = H; s.N = N; s.L = L; s.vec4 = vec4;
                             });
   }
   {  // 2. walk
     WalkStage<Space, false> walk;
     walk.A = v.A;
-    walk.drive = w.Bu;
+    walk.partials = w.Bu;
+    walk.bias = v.bias;
     walk.start = v.initial_state;
     walk.states = w.X;
     walk.final_value = v.last_state;
@@ -727,7 +776,7 @@ void s7_scan_backward_views(const S7ScanProblem& p, const S7ScanConfig& c, const
   {  // 2. reverse walk
     WalkStage<Space, true> walk;
     walk.A = v.A;
-    walk.G = w.G;
+    walk.partials = w.G;
     walk.start = v.dlast_state;
     walk.states = w.DX;
     walk.X = w.X;

@@ -6,8 +6,8 @@
 // that parallel in time too.
 //
 // Forward
-//   1. Bu     Bu[b,n,t] = Σ_h B[b,n,h,t]·u[b,h,t] + bias[b,n,t]           reads B once
-//   2. walk   x_t = A_bar_t·x_{t−1} + Bu_t  → X (b,N,L), last_state            impl-specific
+//   1. Bu     Bu[s][b,n,t] = Σ_{h in split s} B[b,n,h,t]·u[b,h,t]          reads B once
+//   2. walk   x_t = A_bar_t·x_{t−1} + Σ_s Bu[s]_t + bias_t → X (b,N,L), last_state  impl-specific
 //   3. y      out[b,h,t] = Σ_n C[b,h,n,t]·X[b,n,t]                         reads C once
 // Backward (consumes the forward's X, so call s7_scan_forward first with the same workspace)
 //   1. C pass dC = dout ⊗ x;  G[s][b,n,t] = Σ_{h in split s} C[b,h,n,t]·dout[b,h,t]  reads C once
@@ -19,12 +19,12 @@
 // consecutive time steps of one batch entry and one group of states_per_thread dstate rows (or
 // dims_per_thread dim rows); a thread owns one time step and keeps the group's sums in registers,
 // so loads are coalesced along seqlen and every sum runs over h (or n) in ascending order inside
-// one thread. Time walks: a team of walk_team_size threads stages A and Bu (or G) of
-// walk_team_size rows × chunk_len steps in team scratch with coalesced loads, one thread per row
-// walks the chunk, and the team writes the tile back coalesced.
+// one thread. Time walks: a team of walk_team_size threads owns walk_team_size rows × chunk_len
+// steps; each thread walks its row, reading and writing it in batches of 16 steps (all of a
+// batch's loads issued before it is walked).
 //
 // Determinism: no atomics; each output element is produced by one thread with a fixed operation
-// order given by the config (the dim-split partial sums G are added in split order). Repeated runs
+// order given by the config (the dim-split partial sums Bu and G are added in split order). Repeated runs
 // are bitwise identical on every backend and for any OpenMP thread count.
 //
 // Kernels take LayoutStride views with unit stride along seqlen, so s7_inner runs these same
@@ -41,7 +41,7 @@
 namespace scanlab::kernels {
 
 // Buffers the stages exchange, allocated once per (problem, config):
-//   Bu, X (b,N,L): forward; X is kept for the backward;
+//   Bu (S,b,N,L) with S = fwd_dim_splits, X (b,N,L): forward; X is kept for the backward;
 //   DX (b,N,L), G (S,b,N,L) with S = bwd_dim_splits: backward only;
 //   chunk_end, chunk_prod, carry (b,N,⌈L/chunk_len⌉): "chunked" only (carry is the state entering
 //   each chunk, and in the backward the adjoint entering each chunk from its right).
@@ -50,8 +50,8 @@ struct S7ScanWorkspace {
   using memory_space = typename Space::memory_space;
   using View3 = Kokkos::View<float***, Kokkos::LayoutRight, memory_space>;
   using View4 = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
-  View3 Bu, X, DX, chunk_end, chunk_prod, carry;
-  View4 G;
+  View3 X, DX, chunk_end, chunk_prod, carry;
+  View4 Bu, G;
   bool forward_done = false;  // set by the forward; the backward refuses to run without it
 
   std::int64_t bytes() const;  // device bytes held (equals s7_scan_workspace_bytes)

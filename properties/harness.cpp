@@ -182,8 +182,9 @@ void run_property(Coverage& coverage, const std::function<void()>& property, rc:
 // ---------------------------------------------------------------------------------------------
 // Configs
 
-rc::Gen<nlohmann::json> gen_from_pool(std::vector<nlohmann::json> pool, std::vector<std::string> order) {
-  return rc::gen::exec([pool, order] {
+rc::Gen<nlohmann::json> gen_from_pool(std::vector<nlohmann::json> pool, std::vector<std::string> order,
+                                      PoolMixing mixing) {
+  return rc::gen::exec([pool, order, mixing] {
     std::vector<nlohmann::json> remaining = pool;
     for (const auto& field : order) {
       std::vector<nlohmann::json> values;
@@ -198,7 +199,19 @@ rc::Gen<nlohmann::json> gen_from_pool(std::vector<nlohmann::json> pool, std::vec
         if (j.contains(field) && j[field] == chosen) kept.push_back(j);
       remaining = std::move(kept);
     }
-    return remaining.front();
+    nlohmann::json chosen = remaining.front();
+    for (const auto& field : mixing.fields) {
+      if (!chosen.contains(field) || !*gen_bool()) continue;
+      std::vector<nlohmann::json> values;
+      for (const auto& j : pool)
+        if (j.contains(field) && std::find(values.begin(), values.end(), j[field]) == values.end())
+          values.push_back(j[field]);
+      if (values.size() <= 1) continue;
+      nlohmann::json mixed = chosen;
+      mixed[field] = values[*gen_index(values.size())];
+      if (mixing.valid(mixed)) chosen = std::move(mixed);
+    }
+    return chosen;
   });
 }
 

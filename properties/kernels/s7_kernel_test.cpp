@@ -148,6 +148,7 @@ std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backe
       c.chunk_len = s[3];
       c.walk_team_size = s[4];
       c.bwd_dim_splits = int(std::min<std::int64_t>(s[5], p.dim));
+      c.fwd_dim_splits = int(std::min<std::int64_t>(s[5] == 1 ? 1 : 5 - s[5], p.dim));  // 3 and 2 against 2 and 3
       configs.push_back(c);
     }
     // Teams of several threads share scratch across barriers: run them where the space allows.
@@ -157,6 +158,7 @@ std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backe
       c.walk_team_size = 2;
       c.chunk_len = 5;
       c.bwd_dim_splits = 1;
+      c.fwd_dim_splits = int(std::min<std::int64_t>(2, p.dim));
       configs.push_back(c);
     }
     if (backend == BackendKind::cuda) {  // the GPU's own shapes: whole warps, several warps per walk
@@ -168,6 +170,7 @@ std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backe
       g.walk_team_size = 32;
       g.chunk_len = 16;
       g.bwd_dim_splits = int(std::min<std::int64_t>(2, p.dim));
+      g.fwd_dim_splits = int(std::min<std::int64_t>(4, p.dim));
       configs.push_back(g);
     }
   }
@@ -261,6 +264,7 @@ TEST(KernelS7Scan, BitwiseRepeatableAndIndependentOfThreadCount) {
     c.impl = impl;
     c.chunk_len = 16;
     c.bwd_dim_splits = 2;
+    c.fwd_dim_splits = 3;
     const TensorMap first = run_s7_scan(p, in, backends.front(), c);
     std::string why;
     for (auto backend : backends) {
@@ -271,6 +275,7 @@ TEST(KernelS7Scan, BitwiseRepeatableAndIndependentOfThreadCount) {
       S7ScanConfig own = s7_scan_heuristic_config(p, backend);
       own.impl = impl;
       own.bwd_dim_splits = 2;
+      own.fwd_dim_splits = 2;
       const TensorMap once = run_s7_scan(p, in, backend, own);
       EXPECT_TRUE(bitwise_equal(once, run_s7_scan(p, in, backend, own), why)) << impl << " repeated on "
                                                                               << to_string(backend) << ": " << why;
@@ -310,6 +315,7 @@ TEST(KernelS7Scan, DeviceLevelApiAndWorkspace) {
     c.impl = impl;
     c.chunk_len = 8;
     c.bwd_dim_splits = 2;
+    c.fwd_dim_splits = 2;
     auto t = s7_scan_allocate<Kokkos::Serial>(p, c);
     EXPECT_EQ(t.workspace.bytes(), s7_scan_workspace_bytes(p, c)) << impl;
     EXPECT_GT(s7_scan_extra_bytes(p, c, Pass::forward), 0);
@@ -323,6 +329,9 @@ TEST(KernelS7Scan, DeviceLevelApiAndWorkspace) {
     S7ScanConfig other = c;
     other.bwd_dim_splits = 3;
     EXPECT_THROW(s7_scan_backward(p, other, t, Kokkos::Serial()), std::invalid_argument);
+    other = c;
+    other.fwd_dim_splits = 3;
+    EXPECT_THROW(s7_scan_forward(p, other, t, Kokkos::Serial()), std::invalid_argument);
   }
 }
 
@@ -347,8 +356,10 @@ TEST(KernelS7Scan, ConfigValidationAndJson) {
   EXPECT_NE(broken([](S7ScanConfig& b) { b.dims_per_thread = 16; }), "");
   EXPECT_NE(broken([](S7ScanConfig& b) { b.chunk_len = 0; }), "");
   EXPECT_NE(broken([](S7ScanConfig& b) { b.bwd_dim_splits = 5; }), "");
+  EXPECT_NE(broken([](S7ScanConfig& b) { b.fwd_dim_splits = 0; }), "");
+  EXPECT_NE(broken([](S7ScanConfig& b) { b.fwd_dim_splits = 5; }), "");
   EXPECT_NE(broken([](S7ScanConfig& b) { b.team_size = 2; }), "");  // Serial runs teams of one
-  EXPECT_NE(broken([](S7ScanConfig& b) { b.chunk_len = 60000; }), "");  // scratch
+  EXPECT_NE(broken([](S7ScanConfig& b) { b.chunk_len = 70000; }), "");
   EXPECT_NE(c.invalid_reason(p, BackendKind::reference), "");
   S7ScanConfig bad = c;
   bad.impl = "magic";

@@ -5,7 +5,8 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+# SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run).
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused), or .peers/src
 # alone when the working tree leaves less than .peers's 15 MB under the 64 MiB carry limit.
 set -uo pipefail
@@ -26,7 +27,8 @@ run() {
   timeout "$(left)" "$@"
 }
 nvidia-smi -L > "$out/gpu.txt" 2>&1
-(python3 scripts/peers/build_peers.py mamba_ssm > "$out/peers-build-mamba_ssm.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-mamba_ssm.log") &
+selective_scan=${SELECTIVE_SCAN:-1}
+[ "$selective_scan" = 1 ] && (python3 scripts/peers/build_peers.py mamba_ssm > "$out/peers-build-mamba_ssm.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-mamba_ssm.log") &
 builder=$!
 if [ "${S7:-0}" = 1 ]; then  # lrnnx for the s7_scan stage
   (python3 scripts/peers/build_peers.py lrnnx > "$out/peers-build-lrnnx.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-lrnnx.log") &
@@ -34,6 +36,8 @@ if [ "${S7:-0}" = 1 ]; then  # lrnnx for the s7_scan stage
 fi
 shapes=8x4096x16x2048,2x4096x16x8192,8x2048x16x2048,16x1536x16x1024,4x5120x16x4096,8x4096x64x2048
 opts=(--z on --D on --delta-bias on --softplus on)
+run $scanlab ceilings --backend cuda --out "$out/ceilings.json"
+if [ "$selective_scan" = 1 ]; then
 # Correctness first: the tiled kernels fuzzed against the oracle on the GPU (MUFU, cp.async).
 run $scanlab check selective_scan --backend cuda --impl tiled --cases 1000 --seed 43 > "$out/check-selective_scan-tiled.txt" 2>&1
 echo "check selective_scan tiled exit $?" | tee -a "$out/check-selective_scan-tiled.txt"
@@ -42,7 +46,6 @@ echo "check state_space_v1 tiled exit $?" | tee -a "$out/check-state_space_v1-ti
 # Every implementation and config axis (state_split 1, 2, 4 among them) drawn at random.
 run $scanlab check selective_scan --backend cuda --impl random --cases 1000 --seed 45 > "$out/check-selective_scan-random.txt" 2>&1
 echo "check selective_scan random exit $?" | tee -a "$out/check-selective_scan-random.txt"
-run $scanlab ceilings --backend cuda --out "$out/ceilings.json"
 for impl in ${IMPLS:-tiled chunked}; do
   run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl "$impl" --no-cache \
       --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" --out "$out/selective_scan-$impl.json"
@@ -91,13 +94,29 @@ if [ "${NCU_SOURCE:-0}" = 1 ]; then
       | gzip > "$out/ncu-source-sass.csv.gz"
   run ncu --import /tmp/ncu-source.ncu-rep --page details >> "$out/ncu-source.txt" 2>&1
 fi
+fi  # selective_scan
 # s7_scan (S7=1): fuzzed on the GPU, then swept beside lrnnx (scripts/peers/measure_h200.sh's stage).
 if [ "${S7:-0}" = 1 ]; then
   run $scanlab check s7_scan --backend cuda --cases 500 --seed 46 > "$out/check-s7_scan.txt" 2>&1
   echo "check s7_scan exit $?" | tee -a "$out/check-s7_scan.txt"
   run $scanlab check s7_inner --backend cuda --cases 200 --seed 47 > "$out/check-s7_inner.txt" 2>&1
   echo "check s7_inner exit $?" | tee -a "$out/check-s7_inner.txt"
+  for tool in memcheck racecheck; do
+    run compute-sanitizer --tool "$tool" --error-exitcode 9 $scanlab check s7_scan --backend cuda --impl random \
+        --cases 12 --seed 8 --max-size 6000 > "$out/sanitizer-s7_scan-$tool.txt" 2>&1
+    echo "sanitizer s7_scan $tool exit $?" | tee -a "$out/sanitizer-s7_scan-$tool.txt"
+  done
+  # Every s7_scan kernel of one fwd+bwd pass per shape under Nsight Compute: time, DRAM bytes,
+  # occupancy, instructions (CSV).
+  for shape in 8x256x64x4096 16x128x16x8192 4x512x32x2048; do
+    run ncu --clock-control none --kernel-name-base demangled -k regex:Stage --csv \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size,launch__registers_per_thread,smsp__inst_executed.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+        $scanlab sweep s7_scan --backend cuda --ceilings "$out/ceilings.json" --direction fwdbwd --bias on --shapes "$shape" \
+        --repetitions 1 --iterations 1 --warmups 0 --quiet --max-buffer-sets 1 --no-cache --out /tmp/ncu-s7.json \
+        > "$out/ncu-s7_scan-$shape.csv" 2>&1
+  done
   wait "$s7_builder"; tail -n 1 "$out/peers-build-lrnnx.log"
+  mkdir -p "$out/s7" && cp "$out/ceilings.json" "$out/s7/ceilings.json"  # measure_h200 reuses it
   run bash scripts/peers/measure_h200.sh "$out/s7" ceilings s7_scan
   # The forward with other streaming configs (S7_CONFIGS: JSON objects separated by spaces).
   i=0
@@ -109,6 +128,7 @@ if [ "${S7:-0}" = 1 ]; then
   done
 fi
 
+[ "$selective_scan" = 1 ] || { echo "speed-probe: done at $SECONDS s"; exit 0; }
 wait "$builder"; tail -n 1 "$out/peers-build-mamba_ssm.log"
 run python3 scripts/peers/run_peers.py --peer mamba_ssm --like "$out/selective_scan-tiled.json" --scanlab $scanlab \
     --repetitions 10 --out "$out/selective_scan-mamba_ssm.json"
