@@ -30,9 +30,9 @@ namespace scanlab::kernels {
 //   "sequential": one team walks a (b, n-tile) through all chunks in order (b·N/walk_team_size
 //                 teams); bitwise independent of chunk_len.
 //   "chunked":    parallel in time: every chunk walks from a zero state (summary: end state and
-//                 product of A_bar), the carries are propagated across chunks in order per (b, n),
-//                 and every chunk walks again from its true carry (b·N·⌈L/chunk_len⌉/walk_team_size
-//                 teams per walk).
+//                 product of A_bar), then every chunk walks again from its true carry, which each
+//                 thread folds from the summaries of the chunks before it
+//                 (b·N·⌈L/chunk_len⌉/walk_team_size teams per walk).
 struct S7ScanConfig {
   std::string impl = "chunked";
   int team_size = 128;        // threads per team in the streaming stages

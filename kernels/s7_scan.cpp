@@ -130,11 +130,12 @@ KOKKOS_FORCEINLINE_FUNCTION void sum4_ascending(const float* const (&rows)[GROUP
   }
 }
 
-// Bu[s,b,n,t] = Σ_{h in split s} B[b,n,h,t]·u[b,h,t], h ascending; the walk adds the splits in
-// split order and the bias (splits give teams to shapes with few (b, tile, state group) triples).
+// Bu[s,b,n,t] = Σ_{h in split s} B[b,n,h,t]·u[b,h,t], h ascending, + bias[b,n,t] in split 0; the
+// walk adds the splits in split order (splits give teams to shapes with few (b, tile, state group)
+// triples). With one split this is the unsplit sum plus the bias.
 template <class Space, int GROUP>
 struct BuStage {
-  SV3<Space> u;
+  SV3<Space> u, bias;
   SV4<Space> B;
   WV4<Space> Bu;
   StreamGrid grid;
@@ -157,8 +158,15 @@ struct BuStage {
         sum4_ascending<GROUP>(Bp, index_t(B.stride_2()), &u(b, h_begin, t), index_t(u.stride_1()), h_end - h_begin,
                               acc);
         SCANLAB_UNROLL
-        for (int j = 0; j < GROUP; ++j)
-          if (n0 + j < N) streaming::store4(&Bu(split, b, n0 + j, t), acc[j]);
+        for (int j = 0; j < GROUP; ++j) {
+          if (n0 + j >= N) continue;
+          streaming::Float4 r = acc[j];
+          if (split == 0 && bias.data() != nullptr) {
+            const streaming::Float4 c = streaming::load4(&bias(b, n0 + j, t));
+            r.x += c.x; r.y += c.y; r.z += c.z; r.w += c.w;
+          }
+          streaming::store4(&Bu(split, b, n0 + j, t), r);
+        }
       });
       return;
     }
@@ -178,7 +186,7 @@ struct BuStage {
       }
       SCANLAB_UNROLL
       for (int j = 0; j < GROUP; ++j)
-        if (n0 + j < N) Bu(split, b, n0 + j, t) = acc[j];
+        if (n0 + j < N) Bu(split, b, n0 + j, t) = split == 0 && bias.data() != nullptr ? acc[j] + bias(b, n0 + j, t) : acc[j];
     });
   }
 };
@@ -366,13 +374,11 @@ KOKKOS_FORCEINLINE_FUNCTION void store_steps(float* row, int count, bool vec, co
 
 template <class Space, bool REVERSE>
 struct WalkStage {
-  // Inputs of the walk. The driving term is Σ_s partials[s] (split order), plus bias forward.
+  // Inputs of the walk. The driving term is Σ_s partials[s] (split order).
   SV3<Space> A;
-  WV4<Space> partials;           // forward: Bu's splits of Σ_h B·u; backward: G's of Σ_h C·dout
-  SV3<Space> bias;               // forward, when the problem has one
+  WV4<Space> partials;           // forward: Bu's splits of Σ_h B·u + bias; backward: G's of Σ_h C·dout
   Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> start;  // initial_state / dlast_state
-  WV3<Space> carry;              // chunked apply: the value entering each chunk
-  WV3<Space> chunk_end, chunk_prod;  // summary outputs
+  WV3<Space> chunk_end, chunk_prod;  // summaries: written by the summary pass, folded by the apply pass
   // Outputs of the apply pass.
   WV3<Space> states;  // forward: X; backward: DX
   WV3<Space> X;       // backward: the forward states, for dA
@@ -384,6 +390,30 @@ struct WalkStage {
   bool all_chunks = true;  // one team walks every chunk in order
   bool vec4 = false;       // every row the walk reads or writes allows 16-byte accesses at t % 4 == 0
   index_t N, L, rows, chunk_len, chunks, row_tiles, splits;
+
+  // Chunked apply: the value entering chunk `target`, the summaries of the chunks before it in walk
+  // order folded from the start value (value ← end_c + prod_c·value), kWalkBatch chunks' summaries
+  // loaded at a time. Each thread folds its own row's prefix (L2 hits) instead of a separate
+  // carries kernel: one launch fewer per pass (that kernel ran 9 µs for 256 KB, 2026-12-01-s7).
+  KOKKOS_INLINE_FUNCTION float carry_into(index_t b, index_t n, index_t target) const {
+    float value = start.data() != nullptr ? start(b, n) : 0.0f;
+    const index_t before = REVERSE ? chunks - 1 - target : target;
+    for (index_t first = 0; first < before; first += kWalkBatch) {
+      float end[kWalkBatch], prod[kWalkBatch];
+      SCANLAB_UNROLL
+      for (int j = 0; j < kWalkBatch; ++j) {
+        const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
+        end[j] = step < before ? chunk_end(b, n, c) : 0.0f;
+        prod[j] = step < before ? chunk_prod(b, n, c) : 0.0f;
+      }
+      SCANLAB_UNROLL
+      for (int j = 0; j < kWalkBatch; ++j) {
+        if (first + j >= before) break;
+        value = end[j] + prod[j] * value;
+      }
+    }
+    return value;
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
     index_t rank = m.league_rank();
@@ -402,7 +432,7 @@ struct WalkStage {
       if (summary)
         value = 0.0f;
       else if (!all_chunks)
-        value = carry(b, n, chunk_first);
+        value = carry_into(b, n, chunk_first);
       else if (start.data() != nullptr)
         value = start(b, n);
       for (index_t step = 0; step < chunk_count; ++step) {
@@ -418,15 +448,17 @@ struct WalkStage {
           SCANLAB_UNROLL
           for (int j = 0; j < kWalkBatch; ++j) a[j] = v[j] = part[j] = out[j] = 0.0f;
           load_steps(&A(b, n, first), count, vec, a);
-          for (index_t s = 0; s < splits; ++s) {  // split order: ((P0 + P1) + P2) ...
+          // Split order, ((P0 + P1) + P2) ...; two splits' loads in flight before their adds.
+          for (index_t s = 0; s < splits; s += 2) {
+            float second[kWalkBatch];
             load_steps(&partials(s, b, n, first), count, vec, part);
+            if (s + 1 < splits) load_steps(&partials(s + 1, b, n, first), count, vec, second);
             SCANLAB_UNROLL
             for (int j = 0; j < kWalkBatch; ++j) v[j] += part[j];
-          }
-          if (!REVERSE && bias.data() != nullptr) {
-            load_steps(&bias(b, n, first), count, vec, part);
-            SCANLAB_UNROLL
-            for (int j = 0; j < kWalkBatch; ++j) v[j] += part[j];
+            if (s + 1 < splits) {
+              SCANLAB_UNROLL
+              for (int j = 0; j < kWalkBatch; ++j) v[j] += second[j];
+            }
           }
           float x_previous[kWalkBatch];  // backward apply: x_{t-1} for dA
           if (REVERSE && !summary) {
@@ -470,41 +502,6 @@ struct WalkStage {
         } else {
           const index_t terminal = REVERSE ? 0 : chunks - 1;
           if (c == terminal && final_value.data() != nullptr) final_value(b, n) = value;
-        }
-      }
-    });
-  }
-};
-
-// Chunked, second pass: per (b, n) the carries in chunk order, carry_{c+1} = end_c + prod_c·carry_c
-// (forward, from initial_state) or carry_{c−1} = end_c + prod_c·carry_c (backward, from dlast_state).
-template <class Space, bool REVERSE>
-struct PropagateStage {
-  WV3<Space> chunk_end, chunk_prod, carry;
-  Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> start;
-  index_t N, chunks, rows, row_tiles;
-
-  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
-    const index_t row_tile = m.league_rank() % row_tiles, b = m.league_rank() / row_tiles;
-    const index_t n0 = row_tile * rows, nrows = min_index(rows, N - n0);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
-      const index_t n = n0 + r;
-      float value = start.data() != nullptr ? start(b, n) : 0.0f;
-      // kWalkBatch chunks' summaries loaded before their carries are stored (the walks say why).
-      for (index_t first = 0; first < chunks; first += kWalkBatch) {
-        float end[kWalkBatch], prod[kWalkBatch];
-        SCANLAB_UNROLL
-        for (int j = 0; j < kWalkBatch; ++j) {
-          const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
-          end[j] = step < chunks ? chunk_end(b, n, c) : 0.0f;
-          prod[j] = step < chunks ? chunk_prod(b, n, c) : 0.0f;
-        }
-        SCANLAB_UNROLL
-        for (int j = 0; j < kWalkBatch; ++j) {
-          const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
-          if (step >= chunks) break;
-          carry(b, n, c) = value;
-          value = end[j] + prod[j] * value;
         }
       }
     });
@@ -582,7 +579,6 @@ void check_workspace(const S7ScanProblem& p, const S7ScanConfig& c, const S7Scan
   }
   if (c.impl == "chunked") {
     const index_t nc = chunk_count(p, c);
-    require_extents(w.carry, "workspace carry", {p.batch, p.dstate, nc});
     require_extents(w.chunk_end, "workspace chunk_end", {p.batch, p.dstate, nc});
     require_extents(w.chunk_prod, "workspace chunk_prod", {p.batch, p.dstate, nc});
   }
@@ -590,8 +586,7 @@ void check_workspace(const S7ScanProblem& p, const S7ScanConfig& c, const S7Scan
 
 template <class Space, bool REVERSE>
 void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, REVERSE> walk, const Space& space,
-              S7ScanWorkspace<Space>& w, const char* summary_label, const char* propagate_label,
-              const char* apply_label) {
+              S7ScanWorkspace<Space>& w, const char* summary_label, const char* apply_label) {
   const index_t rows = walk_rows(p, c), row_tiles = ceil_div(p.dstate, rows), nc = chunk_count(p, c);
   walk.N = p.dstate;
   walk.L = p.seqlen;
@@ -600,7 +595,7 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
   walk.chunks = nc;
   walk.row_tiles = row_tiles;
   walk.splits = REVERSE ? c.bwd_dim_splits : c.fwd_dim_splits;
-  walk.vec4 = views_allow_vec4(p.seqlen, walk.A, walk.partials, walk.bias, walk.states, walk.X, walk.dA, walk.dbias);
+  walk.vec4 = views_allow_vec4(p.seqlen, walk.A, walk.partials, walk.states, walk.X, walk.dA, walk.dbias);
   const int team = static_cast<int>(rows);
   if (c.impl == "sequential") {
     walk.mode = WalkMode::apply;
@@ -608,23 +603,12 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
     launch(apply_label, space, p.batch * row_tiles, team, 0, walk);
     return;
   }
-  // chunked: summaries, carries, then every chunk again from its carry.
+  // chunked: summaries, then every chunk again from its carry (folded from the summaries).
   walk.chunk_end = w.chunk_end;
   walk.chunk_prod = w.chunk_prod;
-  walk.carry = w.carry;
   walk.mode = WalkMode::summary;
   walk.all_chunks = false;
   launch(summary_label, space, p.batch * row_tiles * nc, team, 0, walk);
-  PropagateStage<Space, REVERSE> propagate;
-  propagate.chunk_end = w.chunk_end;
-  propagate.chunk_prod = w.chunk_prod;
-  propagate.carry = w.carry;
-  propagate.start = walk.start;
-  propagate.N = p.dstate;
-  propagate.chunks = nc;
-  propagate.rows = rows;
-  propagate.row_tiles = row_tiles;
-  launch(propagate_label, space, p.batch * row_tiles, team, 0, propagate);
   walk.mode = WalkMode::apply;
   launch(apply_label, space, p.batch * row_tiles * nc, team, 0, walk);
 }
@@ -636,7 +620,7 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
 template <class Space>
 std::int64_t S7ScanWorkspace<Space>::bytes() const {
   return std::int64_t(sizeof(float)) *
-         std::int64_t(Bu.span() + X.span() + DX.span() + chunk_end.span() + chunk_prod.span() + carry.span() +
+         std::int64_t(Bu.span() + X.span() + DX.span() + chunk_end.span() + chunk_prod.span() +
                       G.span());
 }
 
@@ -661,7 +645,6 @@ S7ScanWorkspace<Space> s7_scan_allocate_workspace(const S7ScanProblem& p, const 
     const auto nc = std::size_t(chunk_count(p, c));
     w.chunk_end = alloc3("s7_scan::chunk_end", b, N, nc);
     w.chunk_prod = alloc3("s7_scan::chunk_prod", b, N, nc);
-    w.carry = alloc3("s7_scan::carry", b, N, nc);
   }
   return w;
 }
@@ -723,11 +706,11 @@ void s7_scan_forward_views(const S7ScanProblem& p, const S7ScanConfig& c, const 
   const index_t H = p.dim, N = p.dstate, L = p.seqlen;
 
   {  // 1. Bu
-    const bool vec4 = views_allow_vec4(L, v.u, v.B, w.Bu);
+    const bool vec4 = views_allow_vec4(L, v.u, v.bias, v.B, w.Bu);
     const StreamGrid grid = stream_grid(p, c, N, c.states_per_thread, c.fwd_dim_splits, vec4 ? 4 : 1);
     launch_grouped<BuStage>("s7_scan::forward_bu", space, c.states_per_thread,
                             p.batch * grid.tiles * grid.splits * grid.groups, c.team_size, [&](auto& s) {
-                              s.u = v.u; s.B = v.B; s.Bu = w.Bu; s.grid = grid;
+                              s.u = v.u; s.bias = v.bias; s.B = v.B; s.Bu = w.Bu; s.grid = grid;
                               s.H = H; s.N = N; s.L = L; s.vec4 = vec4;
                             });
   }
@@ -735,12 +718,10 @@ void s7_scan_forward_views(const S7ScanProblem& p, const S7ScanConfig& c, const 
     WalkStage<Space, false> walk;
     walk.A = v.A;
     walk.partials = w.Bu;
-    walk.bias = v.bias;
     walk.start = v.initial_state;
     walk.states = w.X;
     walk.final_value = v.last_state;
-    run_walk(p, c, walk, space, w, "s7_scan::forward_chunk_summary", "s7_scan::forward_carry",
-             "s7_scan::forward_walk");
+    run_walk(p, c, walk, space, w, "s7_scan::forward_chunk_summary", "s7_scan::forward_walk");
   }
   {  // 3. y
     const bool vec4 = views_allow_vec4(L, v.C, w.X, v.out);
@@ -784,8 +765,7 @@ void s7_scan_backward_views(const S7ScanProblem& p, const S7ScanConfig& c, const
     walk.dA = v.dA;
     walk.dbias = v.dbias;
     walk.final_value = v.dinitial_state;
-    run_walk(p, c, walk, space, w, "s7_scan::backward_chunk_summary", "s7_scan::backward_carry",
-             "s7_scan::backward_walk");
+    run_walk(p, c, walk, space, w, "s7_scan::backward_chunk_summary", "s7_scan::backward_walk");
   }
   {  // 3. B pass
     const StreamGrid grid = stream_grid(p, c, H, c.dims_per_thread, 1);

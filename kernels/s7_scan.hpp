@@ -6,8 +6,8 @@
 // that parallel in time too.
 //
 // Forward
-//   1. Bu     Bu[s][b,n,t] = Σ_{h in split s} B[b,n,h,t]·u[b,h,t]          reads B once
-//   2. walk   x_t = A_bar_t·x_{t−1} + Σ_s Bu[s]_t + bias_t → X (b,N,L), last_state  impl-specific
+//   1. Bu     Bu[s][b,n,t] = Σ_{h in split s} B[b,n,h,t]·u[b,h,t] (+ bias in split 0)  reads B once
+//   2. walk   x_t = A_bar_t·x_{t−1} + Σ_s Bu[s]_t → X (b,N,L), last_state      impl-specific
 //   3. y      out[b,h,t] = Σ_n C[b,h,n,t]·X[b,n,t]                         reads C once
 // Backward (consumes the forward's X, so call s7_scan_forward first with the same workspace)
 //   1. C pass dC = dout ⊗ x;  G[s][b,n,t] = Σ_{h in split s} C[b,h,n,t]·dout[b,h,t]  reads C once
@@ -43,14 +43,14 @@ namespace scanlab::kernels {
 // Buffers the stages exchange, allocated once per (problem, config):
 //   Bu (S,b,N,L) with S = fwd_dim_splits, X (b,N,L): forward; X is kept for the backward;
 //   DX (b,N,L), G (S,b,N,L) with S = bwd_dim_splits: backward only;
-//   chunk_end, chunk_prod, carry (b,N,⌈L/chunk_len⌉): "chunked" only (carry is the state entering
-//   each chunk, and in the backward the adjoint entering each chunk from its right).
+//   chunk_end, chunk_prod (b,N,⌈L/chunk_len⌉): "chunked" only (each chunk's walk from zero: its end
+//   value and the product of its A_bars; the apply pass folds them into the value entering a chunk).
 template <class Space>
 struct S7ScanWorkspace {
   using memory_space = typename Space::memory_space;
   using View3 = Kokkos::View<float***, Kokkos::LayoutRight, memory_space>;
   using View4 = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
-  View3 X, DX, chunk_end, chunk_prod, carry;
+  View3 X, DX, chunk_end, chunk_prod;
   View4 Bu, G;
   bool forward_done = false;  // set by the forward; the backward refuses to run without it
 
