@@ -134,16 +134,18 @@ S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backen
     while (c.chunk_len > 32 && row_tiles * ceil_div(p.seqlen, c.chunk_len) < 4 * 132) c.chunk_len /= 2;
     c.impl = ceil_div(p.seqlen, c.chunk_len) > 1 ? "chunked" : "sequential";
     // The Bu stage (tiles of 4·team_size steps where seqlen allows 16-byte accesses) and the C pass
-    // (team_size steps): split dim until there are ≥ 4 teams per SM, at most 8 ways.
-    const auto splits_for = [&](std::int64_t teams) {
+    // (team_size steps): split dim until there are about `per_sm` teams per SM, at most 8 ways.
+    // The Bu stage stops at 3: every split is one more b·N·L row for the walks to read, and at
+    // (4,512,32,2048) 4 splits (512 teams) ran 1-3% faster than 8 (2026-12-01-s7).
+    const auto splits_for = [&](std::int64_t teams, int per_sm) {
       int splits = 1;
-      while (splits < 8 && splits * 2 <= p.dim && teams * splits < 4 * 132) splits *= 2;
+      while (splits < 8 && splits * 2 <= p.dim && teams * splits < per_sm * 132) splits *= 2;
       return splits;
     };
     const std::int64_t state_groups = ceil_div(p.dstate, c.states_per_thread);
     const std::int64_t bu_tile = (p.seqlen % 4 == 0 ? 4 : 1) * std::int64_t(c.team_size);
-    c.fwd_dim_splits = splits_for(p.batch * ceil_div(p.seqlen, bu_tile) * state_groups);
-    c.bwd_dim_splits = splits_for(p.batch * ceil_div(p.seqlen, c.team_size) * state_groups);
+    c.fwd_dim_splits = splits_for(p.batch * ceil_div(p.seqlen, bu_tile) * state_groups, 3);
+    c.bwd_dim_splits = splits_for(p.batch * ceil_div(p.seqlen, c.team_size) * state_groups, 4);
   } else {
     c.impl = "sequential";
     c.team_size = 1;
@@ -219,46 +221,45 @@ std::vector<S7ScanConfig> s7_scan_candidate_configs(const S7ScanProblem& p, Back
 }
 
 // Workspace: Bu (fwd_dim_splits·b·N·L) and X (b·N·L); with the backward DX (b·N·L) and G
-// (bwd_dim_splits·b·N·L); "chunked" adds chunk_end and chunk_prod (b·N·⌈L/chunk_len⌉ each).
+// (bwd_dim_splits·b·N·L); "chunked" adds chunk_end, chunk_prod and carry (b·N·⌈L/chunk_len⌉ each).
 // All float32.
 std::int64_t s7_scan_workspace_bytes(const S7ScanProblem& p, const S7ScanConfig& c) {
   const std::int64_t bnl = p.batch * p.dstate * p.seqlen;
   std::int64_t floats = std::int64_t(c.fwd_dim_splits) * bnl + bnl;
   if (p.with_backward) floats += bnl + std::int64_t(c.bwd_dim_splits) * bnl;
-  if (c.impl == "chunked") floats += 2 * p.batch * p.dstate * ceil_div(p.seqlen, c.chunk_len);
+  if (c.impl == "chunked") floats += 3 * p.batch * p.dstate * ceil_div(p.seqlen, c.chunk_len);
   return 4 * floats;
 }
 
 // Traffic beyond bytes_moved(), counting every load a stage issues as memory traffic (no credit
 // for L2 hits between teams: an upper bound; on the H200 most re-reads below are L2 hits).
-// With bNL = b·N·L, bHL = b·H·L, nc = ⌈L/chunk_len⌉, cs = b·N·nc, gN = ⌈N/states_per_thread⌉,
+// With bNL = b·N·L, bHL = b·H·L, cs = b·N·⌈L/chunk_len⌉, gN = ⌈N/states_per_thread⌉,
 // gH = ⌈H/dims_per_thread⌉, F = fwd_dim_splits, S = bwd_dim_splits, in float32 words (× 4 bytes):
 //   forward  = bNL·(2F + 1 + gH) + (gN − 1)·bHL                     sequential
 //              Bu's F splits written and read by the walk, X written, X read by every dim group
 //              of the y stage; u re-read by every state group of the Bu stage
-//            + bNL·(F + 1) + cs·(nc + 1)                             chunked in addition
-//              Bu's splits and A read again by the apply walk; summaries written (2·cs), and
-//              each chunk's walk folds the summaries of the chunks before it (cs·(nc − 1))
+//            + bNL·(F + 1) + 6·cs                                    chunked in addition
+//              Bu's splits and A read again by the apply walk; summaries written and read
+//              (2·cs each), carries written and read
 //   backward = bNL·(2S + S + 3 + gH) + (gN − 1)·bHL                   sequential
 //              X read by the C pass of every split, G written and read, A read again for dA,
 //              X read for x_{t−1}, DX written, DX read by every dim group of the B pass; dout
 //              re-read by every state group of the C pass
-//            + bNL·(S + 1) + cs·(nc + 1)                             chunked in addition
-//              G and A read again by the apply walk; summaries written and folded
+//            + bNL·(S + 1) + 6·cs                                    chunked in addition
+//              G and A read again by the apply walk; summaries and carries
 double s7_scan_extra_bytes(const S7ScanProblem& p, const S7ScanConfig& c, Pass pass) {
   const double bnl = double(p.batch) * p.dstate * p.seqlen, bhl = double(p.batch) * p.dim * p.seqlen;
   const double cs = double(p.batch) * p.dstate * double(ceil_div(p.seqlen, c.chunk_len));
   const double gN = double(ceil_div(p.dstate, c.states_per_thread)), gH = double(ceil_div(p.dim, c.dims_per_thread));
   const double F = c.fwd_dim_splits, S = c.bwd_dim_splits;
-  const double nc = double(ceil_div(p.seqlen, c.chunk_len));
   const bool chunked = c.impl == "chunked";
   double words = 0;
   if (pass == Pass::forward) {
     words = bnl * (2 * F + 1 + gH) + (gN - 1) * bhl;
-    if (chunked) words += bnl * (F + 1) + cs * (nc + 1);
+    if (chunked) words += bnl * (F + 1) + 6 * cs;
   } else {
     words = bnl * (3 * S + 3 + gH) + (gN - 1) * bhl;
-    if (chunked) words += bnl * (S + 1) + cs * (nc + 1);
+    if (chunked) words += bnl * (S + 1) + 6 * cs;
   }
   return 4 * words;
 }

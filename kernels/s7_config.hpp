@@ -30,9 +30,9 @@ namespace scanlab::kernels {
 //   "sequential": one team walks a (b, n-tile) through all chunks in order (b·N/walk_team_size
 //                 teams); bitwise independent of chunk_len.
 //   "chunked":    parallel in time: every chunk walks from a zero state (summary: end state and
-//                 product of A_bar), then every chunk walks again from its true carry, which each
-//                 thread folds from the summaries of the chunks before it
-//                 (b·N·⌈L/chunk_len⌉/walk_team_size teams per walk).
+//                 product of A_bar), the carries are propagated across chunks in order per (b, n),
+//                 and every chunk walks again from its true carry (b·N·⌈L/chunk_len⌉/walk_team_size
+//                 teams per walk).
 struct S7ScanConfig {
   std::string impl = "chunked";
   int team_size = 128;        // threads per team in the streaming stages
@@ -86,7 +86,7 @@ std::vector<std::string> s7_scan_config_fields();     // every key of S7ScanConf
 // walk over all of seqlen), team_size 128, states/dims per thread 4 (fewer when N/H are smaller),
 // chunk_len 64 (shorter when seqlen is short, so that ⌈L/chunk_len⌉·b·N/32 walk teams fill the
 // device), walk_team_size 32 (min with N), and fwd_dim_splits and bwd_dim_splits raised until the
-// Bu stage and the C pass have about four teams per SM. Host (serial/openmp): "sequential" (there
+// Bu stage and the C pass have about three and four teams per SM. Host (serial/openmp): "sequential" (there
 // are enough (b, n) walks for a few cores and no summary pass to pay), team_size 1, a tile of 64
 // steps, chunk_len 256, walk_team_size 1, no dim splits.
 S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backend);

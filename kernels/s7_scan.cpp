@@ -378,7 +378,8 @@ struct WalkStage {
   SV3<Space> A;
   WV4<Space> partials;           // forward: Bu's splits of Σ_h B·u + bias; backward: G's of Σ_h C·dout
   Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> start;  // initial_state / dlast_state
-  WV3<Space> chunk_end, chunk_prod;  // summaries: written by the summary pass, folded by the apply pass
+  WV3<Space> carry;              // chunked apply: the value entering each chunk
+  WV3<Space> chunk_end, chunk_prod;  // summary outputs
   // Outputs of the apply pass.
   WV3<Space> states;  // forward: X; backward: DX
   WV3<Space> X;       // backward: the forward states, for dA
@@ -390,30 +391,6 @@ struct WalkStage {
   bool all_chunks = true;  // one team walks every chunk in order
   bool vec4 = false;       // every row the walk reads or writes allows 16-byte accesses at t % 4 == 0
   index_t N, L, rows, chunk_len, chunks, row_tiles, splits;
-
-  // Chunked apply: the value entering chunk `target`, the summaries of the chunks before it in walk
-  // order folded from the start value (value ← end_c + prod_c·value), kWalkBatch chunks' summaries
-  // loaded at a time. Each thread folds its own row's prefix (L2 hits) instead of a separate
-  // carries kernel: one launch fewer per pass (that kernel ran 9 µs for 256 KB, 2026-12-01-s7).
-  KOKKOS_INLINE_FUNCTION float carry_into(index_t b, index_t n, index_t target) const {
-    float value = start.data() != nullptr ? start(b, n) : 0.0f;
-    const index_t before = REVERSE ? chunks - 1 - target : target;
-    for (index_t first = 0; first < before; first += kWalkBatch) {
-      float end[kWalkBatch], prod[kWalkBatch];
-      SCANLAB_UNROLL
-      for (int j = 0; j < kWalkBatch; ++j) {
-        const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
-        end[j] = step < before ? chunk_end(b, n, c) : 0.0f;
-        prod[j] = step < before ? chunk_prod(b, n, c) : 0.0f;
-      }
-      SCANLAB_UNROLL
-      for (int j = 0; j < kWalkBatch; ++j) {
-        if (first + j >= before) break;
-        value = end[j] + prod[j] * value;
-      }
-    }
-    return value;
-  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
     index_t rank = m.league_rank();
@@ -432,7 +409,7 @@ struct WalkStage {
       if (summary)
         value = 0.0f;
       else if (!all_chunks)
-        value = carry_into(b, n, chunk_first);
+        value = carry(b, n, chunk_first);
       else if (start.data() != nullptr)
         value = start(b, n);
       for (index_t step = 0; step < chunk_count; ++step) {
@@ -502,6 +479,41 @@ struct WalkStage {
         } else {
           const index_t terminal = REVERSE ? 0 : chunks - 1;
           if (c == terminal && final_value.data() != nullptr) final_value(b, n) = value;
+        }
+      }
+    });
+  }
+};
+
+// Chunked, second pass: per (b, n) the carries in chunk order, carry_{c+1} = end_c + prod_c·carry_c
+// (forward, from initial_state) or carry_{c−1} = end_c + prod_c·carry_c (backward, from dlast_state).
+template <class Space, bool REVERSE>
+struct PropagateStage {
+  WV3<Space> chunk_end, chunk_prod, carry;
+  Kokkos::View<const float**, Kokkos::LayoutStride, typename Space::memory_space> start;
+  index_t N, chunks, rows, row_tiles;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
+    const index_t row_tile = m.league_rank() % row_tiles, b = m.league_rank() / row_tiles;
+    const index_t n0 = row_tile * rows, nrows = min_index(rows, N - n0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, nrows), [&](const index_t r) {
+      const index_t n = n0 + r;
+      float value = start.data() != nullptr ? start(b, n) : 0.0f;
+      // kWalkBatch chunks' summaries loaded before their carries are stored (the walks say why).
+      for (index_t first = 0; first < chunks; first += kWalkBatch) {
+        float end[kWalkBatch], prod[kWalkBatch];
+        SCANLAB_UNROLL
+        for (int j = 0; j < kWalkBatch; ++j) {
+          const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
+          end[j] = step < chunks ? chunk_end(b, n, c) : 0.0f;
+          prod[j] = step < chunks ? chunk_prod(b, n, c) : 0.0f;
+        }
+        SCANLAB_UNROLL
+        for (int j = 0; j < kWalkBatch; ++j) {
+          const index_t step = first + j, c = REVERSE ? chunks - 1 - step : step;
+          if (step >= chunks) break;
+          carry(b, n, c) = value;
+          value = end[j] + prod[j] * value;
         }
       }
     });
@@ -579,6 +591,7 @@ void check_workspace(const S7ScanProblem& p, const S7ScanConfig& c, const S7Scan
   }
   if (c.impl == "chunked") {
     const index_t nc = chunk_count(p, c);
+    require_extents(w.carry, "workspace carry", {p.batch, p.dstate, nc});
     require_extents(w.chunk_end, "workspace chunk_end", {p.batch, p.dstate, nc});
     require_extents(w.chunk_prod, "workspace chunk_prod", {p.batch, p.dstate, nc});
   }
@@ -586,7 +599,8 @@ void check_workspace(const S7ScanProblem& p, const S7ScanConfig& c, const S7Scan
 
 template <class Space, bool REVERSE>
 void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, REVERSE> walk, const Space& space,
-              S7ScanWorkspace<Space>& w, const char* summary_label, const char* apply_label) {
+              S7ScanWorkspace<Space>& w, const char* summary_label, const char* propagate_label,
+              const char* apply_label) {
   const index_t rows = walk_rows(p, c), row_tiles = ceil_div(p.dstate, rows), nc = chunk_count(p, c);
   walk.N = p.dstate;
   walk.L = p.seqlen;
@@ -603,12 +617,25 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
     launch(apply_label, space, p.batch * row_tiles, team, 0, walk);
     return;
   }
-  // chunked: summaries, then every chunk again from its carry (folded from the summaries).
+  // chunked: summaries, carries, then every chunk again from its carry. (Folding the carries in
+  // the apply pass instead, each thread over the chunks before its own, cost more than this
+  // kernel where chunks are many: 2026-12-01-s7/carry-fold/.)
   walk.chunk_end = w.chunk_end;
   walk.chunk_prod = w.chunk_prod;
+  walk.carry = w.carry;
   walk.mode = WalkMode::summary;
   walk.all_chunks = false;
   launch(summary_label, space, p.batch * row_tiles * nc, team, 0, walk);
+  PropagateStage<Space, REVERSE> propagate;
+  propagate.chunk_end = w.chunk_end;
+  propagate.chunk_prod = w.chunk_prod;
+  propagate.carry = w.carry;
+  propagate.start = walk.start;
+  propagate.N = p.dstate;
+  propagate.chunks = nc;
+  propagate.rows = rows;
+  propagate.row_tiles = row_tiles;
+  launch(propagate_label, space, p.batch * row_tiles, team, 0, propagate);
   walk.mode = WalkMode::apply;
   launch(apply_label, space, p.batch * row_tiles * nc, team, 0, walk);
 }
@@ -620,7 +647,7 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
 template <class Space>
 std::int64_t S7ScanWorkspace<Space>::bytes() const {
   return std::int64_t(sizeof(float)) *
-         std::int64_t(Bu.span() + X.span() + DX.span() + chunk_end.span() + chunk_prod.span() +
+         std::int64_t(Bu.span() + X.span() + DX.span() + chunk_end.span() + chunk_prod.span() + carry.span() +
                       G.span());
 }
 
@@ -645,6 +672,7 @@ S7ScanWorkspace<Space> s7_scan_allocate_workspace(const S7ScanProblem& p, const 
     const auto nc = std::size_t(chunk_count(p, c));
     w.chunk_end = alloc3("s7_scan::chunk_end", b, N, nc);
     w.chunk_prod = alloc3("s7_scan::chunk_prod", b, N, nc);
+    w.carry = alloc3("s7_scan::carry", b, N, nc);
   }
   return w;
 }
@@ -721,7 +749,8 @@ void s7_scan_forward_views(const S7ScanProblem& p, const S7ScanConfig& c, const 
     walk.start = v.initial_state;
     walk.states = w.X;
     walk.final_value = v.last_state;
-    run_walk(p, c, walk, space, w, "s7_scan::forward_chunk_summary", "s7_scan::forward_walk");
+    run_walk(p, c, walk, space, w, "s7_scan::forward_chunk_summary", "s7_scan::forward_carry",
+             "s7_scan::forward_walk");
   }
   {  // 3. y
     const bool vec4 = views_allow_vec4(L, v.C, w.X, v.out);
@@ -765,7 +794,8 @@ void s7_scan_backward_views(const S7ScanProblem& p, const S7ScanConfig& c, const
     walk.dA = v.dA;
     walk.dbias = v.dbias;
     walk.final_value = v.dinitial_state;
-    run_walk(p, c, walk, space, w, "s7_scan::backward_chunk_summary", "s7_scan::backward_walk");
+    run_walk(p, c, walk, space, w, "s7_scan::backward_chunk_summary", "s7_scan::backward_carry",
+             "s7_scan::backward_walk");
   }
   {  // 3. B pass
     const StreamGrid grid = stream_grid(p, c, H, c.dims_per_thread, 1);

@@ -43,14 +43,14 @@ namespace scanlab::kernels {
 // Buffers the stages exchange, allocated once per (problem, config):
 //   Bu (S,b,N,L) with S = fwd_dim_splits, X (b,N,L): forward; X is kept for the backward;
 //   DX (b,N,L), G (S,b,N,L) with S = bwd_dim_splits: backward only;
-//   chunk_end, chunk_prod (b,N,⌈L/chunk_len⌉): "chunked" only (each chunk's walk from zero: its end
-//   value and the product of its A_bars; the apply pass folds them into the value entering a chunk).
+//   chunk_end, chunk_prod, carry (b,N,⌈L/chunk_len⌉): "chunked" only (carry is the state entering
+//   each chunk, and in the backward the adjoint entering each chunk from its right).
 template <class Space>
 struct S7ScanWorkspace {
   using memory_space = typename Space::memory_space;
   using View3 = Kokkos::View<float***, Kokkos::LayoutRight, memory_space>;
   using View4 = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
-  View3 X, DX, chunk_end, chunk_prod;
+  View3 X, DX, chunk_end, chunk_prod, carry;
   View4 Bu, G;
   bool forward_done = false;  // set by the forward; the backward refuses to run without it
 
