@@ -1,5 +1,7 @@
 #include "context.hpp"
 
+#include "scanlab_git_commit.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <unistd.h>
 

@@ -1,5 +1,7 @@
 #include "verbs.hpp"
 
+#include "scanlab_git_commit.hpp"
+
 #include <cstdlib>
 #include <string>
 
