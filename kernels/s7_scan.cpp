@@ -327,8 +327,8 @@ struct BPassStage {
 // ---------------------------------------------------------------------------------------------
 // Time walks. A team owns `rows` consecutive dstate rows of one batch entry and either every
 // chunk in order (sequential, and the apply pass of chunked) or one chunk (chunked); one thread
-// walks one row, reading its own row of A and the driving term (Σ_s Bu[s] + bias forward,
-// Σ_s G[s] backward) in batches of kWalkBatch steps, every load of a batch issued before the batch
+// walks one row, reading its own row of A and the driving term (Σ_s Bu[s] forward, the bias
+// inside Bu[0]; Σ_s G[s] backward) in batches of kWalkBatch steps, every load of a batch issued before the batch
 // is walked and stored. The rows are b·N·L floats, 1% of a pass's bytes, so a warp's scattered
 // 16-byte loads (32 rows, 32 sectors) cost little; what costs is latency. The earlier form staged
 // each chunk through team scratch element by element: the compiler cannot move a global load above
