@@ -102,10 +102,10 @@ std::string S7ScanConfig::invalid_reason(const S7ScanProblem& p, BackendKind bac
   if (walk_team_size < 1 || walk_team_size > max_team)
     return "walk_team_size " + std::to_string(walk_team_size) + " outside [1, " + std::to_string(max_team) + "] on " +
            to_string(backend);
-  if (fwd_dim_splits < 1 || fwd_dim_splits > p.dim)
-    return "fwd_dim_splits " + std::to_string(fwd_dim_splits) + " outside [1, dim = " + std::to_string(p.dim) + "]";
-  if (bwd_dim_splits < 1 || bwd_dim_splits > p.dim)
-    return "bwd_dim_splits " + std::to_string(bwd_dim_splits) + " outside [1, dim = " + std::to_string(p.dim) + "]";
+  for (const auto& [name, splits] : {std::pair<const char*, int>{"fwd_dim_splits", fwd_dim_splits},
+                                     std::pair<const char*, int>{"bwd_dim_splits", bwd_dim_splits}})
+    if (splits < 1 || splits > p.dim)
+      return std::string(name) + " " + std::to_string(splits) + " outside [1, dim = " + std::to_string(p.dim) + "]";
   const std::int64_t rows = std::min<std::int64_t>(walk_team_size, p.dstate);
   // Kokkos takes the league size as an int.
   const std::int64_t tile = std::int64_t(team_size) * items_per_thread, tiles = ceil_div(p.seqlen, tile);

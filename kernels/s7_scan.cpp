@@ -19,14 +19,6 @@ using Member = typename Kokkos::TeamPolicy<Space>::member_type;
 
 KOKKOS_INLINE_FUNCTION index_t min_index(index_t a, index_t b) { return a < b ? a : b; }
 
-// The first dim row of split `split` of `splits` over H rows: split·H/splits. In 32 bits where it
-// fits: the inlined 64-bit division took the Bu stage from 102 to 136 registers (ptxas), a quarter
-// fewer warps per SM.
-KOKKOS_INLINE_FUNCTION index_t split_begin(index_t split, index_t H, index_t splits) {
-  if (H * splits < (index_t(1) << 32)) return index_t(unsigned(split) * unsigned(H) / unsigned(splits));
-  return split * H / splits;
-}
-
 // League geometry of a streaming stage: rank = ((b·tiles + tile)·splits + split)·groups + group.
 // Groups vary fastest, so teams that run at the same time share one (b, tile) and its u, X, DX or
 // dout tile stays in L2 while they re-read it.
@@ -147,7 +139,7 @@ struct BuStage {
     grid.decompose(m.league_rank(), b, tile, split, group);
     const index_t n0 = group * GROUP, t0 = tile * grid.tile_len;
     const index_t len = min_index(grid.tile_len, L - t0);
-    const index_t h_begin = split_begin(split, H, grid.splits), h_end = split_begin(split + 1, H, grid.splits);
+    const index_t h_begin = split * H / grid.splits, h_end = (split + 1) * H / grid.splits;
     if (vec4) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len / 4), [&](const index_t q) {
         const index_t t = t0 + 4 * q;
@@ -184,9 +176,10 @@ struct BuStage {
         SCANLAB_UNROLL
         for (int j = 0; j < GROUP; ++j) acc[j] += B(b, n[j], h, t) * uh;
       }
+      const bool add_bias = split == 0 && bias.data() != nullptr;
       SCANLAB_UNROLL
       for (int j = 0; j < GROUP; ++j)
-        if (n0 + j < N) Bu(split, b, n0 + j, t) = split == 0 && bias.data() != nullptr ? acc[j] + bias(b, n0 + j, t) : acc[j];
+        if (n0 + j < N) Bu(split, b, n0 + j, t) = add_bias ? acc[j] + bias(b, n0 + j, t) : acc[j];
     });
   }
 };
@@ -257,7 +250,7 @@ struct CPassStage {
     grid.decompose(m.league_rank(), b, tile, split, group);
     const index_t n0 = group * GROUP, t0 = tile * grid.tile_len;
     const index_t len = min_index(grid.tile_len, L - t0);
-    const index_t h_begin = split_begin(split, H, grid.splits), h_end = split_begin(split + 1, H, grid.splits);
+    const index_t h_begin = split * H / grid.splits, h_end = (split + 1) * H / grid.splits;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(m, len), [&](const index_t i) {
       const index_t t = t0 + i;
       index_t n[GROUP];
@@ -328,8 +321,8 @@ struct BPassStage {
 // Time walks. A team owns `rows` consecutive dstate rows of one batch entry and either every
 // chunk in order (sequential, and the apply pass of chunked) or one chunk (chunked); one thread
 // walks one row, reading its own row of A and the driving term (Σ_s Bu[s] forward, the bias
-// inside Bu[0]; Σ_s G[s] backward) in batches of kWalkBatch steps, every load of a batch issued before the batch
-// is walked and stored. The rows are b·N·L floats, 1% of a pass's bytes, so a warp's scattered
+// inside Bu[0]; Σ_s G[s] backward) in batches of kWalkBatch steps, every load of a batch issued
+// before the batch is walked and stored. The rows are b·N·L floats, 1% of a pass's bytes, so a warp's scattered
 // 16-byte loads (32 rows, 32 sectors) cost little; what costs is latency. The earlier form staged
 // each chunk through team scratch element by element: the compiler cannot move a global load above
 // a scratch store that may alias it, so every thread waited out 64 memory round trips per chunk

@@ -182,16 +182,25 @@ void run_property(Coverage& coverage, const std::function<void()>& property, rc:
 // ---------------------------------------------------------------------------------------------
 // Configs
 
+namespace {
+
+// The distinct values the configs hold for `field`, in first-seen order.
+std::vector<nlohmann::json> distinct_values(const std::vector<nlohmann::json>& configs, const std::string& field) {
+  std::vector<nlohmann::json> values;
+  for (const auto& j : configs)
+    if (j.contains(field) && std::find(values.begin(), values.end(), j[field]) == values.end())
+      values.push_back(j[field]);
+  return values;
+}
+
+}  // namespace
+
 rc::Gen<nlohmann::json> gen_from_pool(std::vector<nlohmann::json> pool, std::vector<std::string> order,
                                       PoolMixing mixing) {
   return rc::gen::exec([pool, order, mixing] {
     std::vector<nlohmann::json> remaining = pool;
     for (const auto& field : order) {
-      std::vector<nlohmann::json> values;
-      for (const auto& j : remaining) {
-        if (!j.contains(field)) continue;
-        if (std::find(values.begin(), values.end(), j[field]) == values.end()) values.push_back(j[field]);
-      }
+      const std::vector<nlohmann::json> values = distinct_values(remaining, field);
       if (values.size() <= 1) continue;
       const auto& chosen = values[*gen_index(values.size())];
       std::vector<nlohmann::json> kept;
@@ -202,10 +211,7 @@ rc::Gen<nlohmann::json> gen_from_pool(std::vector<nlohmann::json> pool, std::vec
     nlohmann::json chosen = remaining.front();
     for (const auto& field : mixing.fields) {
       if (!chosen.contains(field) || !*gen_bool()) continue;
-      std::vector<nlohmann::json> values;
-      for (const auto& j : pool)
-        if (j.contains(field) && std::find(values.begin(), values.end(), j[field]) == values.end())
-          values.push_back(j[field]);
+      const std::vector<nlohmann::json> values = distinct_values(pool, field);
       if (values.size() <= 1) continue;
       nlohmann::json mixed = chosen;
       mixed[field] = values[*gen_index(values.size())];

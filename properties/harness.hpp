@@ -216,7 +216,7 @@ std::vector<std::string> draw_order(const nlohmann::json& example) {
 // remaining configs hold, then keeps the configs with that value. Shrinks towards the heuristic.
 // The pool holds single-field variants, so that draw almost never combines two non-default fields
 // (a mutation that dropped the s7 walk's split sum passed 1000 random checks, session 7). With
-// `mixable` fields and a validity test, each of them is then re-drawn with probability 1/2 among
+// mixing.fields and a validity test, each of those is then re-drawn with probability 1/2 among
 // every value the pool holds for it, and kept where the config stays valid (shrinks to no mixing).
 struct PoolMixing {
   std::vector<std::string> fields;

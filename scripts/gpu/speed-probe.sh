@@ -26,6 +26,15 @@ run() {
   if [ "$(left)" -le 5 ]; then echo "speed-probe: out of budget, skipped" >&2; return 124; fi
   timeout "$(left)" "$@"
 }
+# compute-sanitizer memcheck and racecheck over `scanlab check CHECK_ARGS...`, each into
+# OUT_DIR/sanitizer-PREFIXTOOL.txt with its exit status appended: sanitize PREFIX CHECK_ARGS...
+sanitize() {
+  local prefix="$1" tool; shift
+  for tool in memcheck racecheck; do
+    run compute-sanitizer --tool "$tool" --error-exitcode 9 $scanlab check "$@" > "$out/sanitizer-$prefix$tool.txt" 2>&1
+    echo "sanitizer $prefix$tool exit $?" | tee -a "$out/sanitizer-$prefix$tool.txt"
+  done
+}
 nvidia-smi -L > "$out/gpu.txt" 2>&1
 selective_scan=${SELECTIVE_SCAN:-1}
 [ "$selective_scan" = 1 ] && (python3 scripts/peers/build_peers.py mamba_ssm > "$out/peers-build-mamba_ssm.log" 2>&1; echo "exit $? at $SECONDS s" >> "$out/peers-build-mamba_ssm.log") &
@@ -71,11 +80,7 @@ for config in ${CONFIGS:-}; do
   sweep_patch "config$i" "$config" fwd,fwdbwd "$shapes"
 done
 # Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths).
-for tool in memcheck racecheck; do
-  run compute-sanitizer --tool "$tool" --error-exitcode 9 $scanlab check selective_scan --backend cuda --impl tiled \
-      --cases 12 --seed 7 --max-size 6000 > "$out/sanitizer-$tool.txt" 2>&1
-  echo "sanitizer $tool exit $?" | tee -a "$out/sanitizer-$tool.txt"
-done
+sanitize "" selective_scan --backend cuda --impl tiled --cases 12 --seed 7 --max-size 6000
 # The tiled kernels at the anchor shape under Nsight Compute (Kokkos names every kernel
 # cuda_parallel_launch_*: match the functor in the demangled name): one fwd+bwd pass of each.
 ncu_tiled=(ncu --clock-control none --kernel-name-base demangled -k regex:Tiled --launch-count 2)
@@ -101,11 +106,7 @@ if [ "${S7:-0}" = 1 ]; then
   echo "check s7_scan exit $?" | tee -a "$out/check-s7_scan.txt"
   run $scanlab check s7_inner --backend cuda --cases 200 --seed 47 > "$out/check-s7_inner.txt" 2>&1
   echo "check s7_inner exit $?" | tee -a "$out/check-s7_inner.txt"
-  for tool in memcheck racecheck; do
-    run compute-sanitizer --tool "$tool" --error-exitcode 9 $scanlab check s7_scan --backend cuda --impl random \
-        --cases 12 --seed 8 --max-size 6000 > "$out/sanitizer-s7_scan-$tool.txt" 2>&1
-    echo "sanitizer s7_scan $tool exit $?" | tee -a "$out/sanitizer-s7_scan-$tool.txt"
-  done
+  sanitize s7_scan- s7_scan --backend cuda --impl random --cases 12 --seed 8 --max-size 6000
   # Every s7_scan kernel of one fwd+bwd pass per shape under Nsight Compute: time, DRAM bytes,
   # occupancy, instructions (CSV).
   for shape in 8x256x64x4096 16x128x16x8192 4x512x32x2048; do
