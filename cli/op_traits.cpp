@@ -33,6 +33,7 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       // (KernelSelectiveScan.ForwardAndBackwardMatchOracle asserts a split ran)
       {"state_split", {J(1), J(2), J(4)}, false},
       {"bwd_state_split", {J(1), J(2), J(4)}, false},  // likewise tiled's backward
+      {"fast_activations", {J(0), J(1)}, false},  // tiled's compile-time activation form, likewise
   };
 }
 

@@ -208,14 +208,16 @@ KOKKOS_INLINE_FUNCTION float softplus_slope_f32(float raw) {
   return raw > SCANLAB_SOFTPLUS_THRESHOLD_F32 ? 1.0f : device_math::sigmoid_f32(raw);
 }
 
-// The gate act(z) and act'(z), in the naive float32 forms the oracle's error bound models.
+// The gate act(z) and act'(z), in the naive float32 forms the oracle's error bound models; silu's
+// σ from `sigmoid` (the library form or the SFU form, Activations below).
 struct GateValue {
   float act, slope;
 };
-KOKKOS_INLINE_FUNCTION GateValue gate_f32(GateActivation activation, float z) {
+template <class Sigmoid>
+KOKKOS_INLINE_FUNCTION GateValue gate_with(GateActivation activation, float z, Sigmoid sigmoid) {
   switch (activation) {
     case GateActivation::silu: {
-      const float s = device_math::sigmoid_f32(z);
+      const float s = sigmoid(z);
       return {z * s, s * (1.0f + z * (1.0f - s))};
     }
     case GateActivation::identity: return {z, 1.0f};
@@ -234,6 +236,30 @@ KOKKOS_INLINE_FUNCTION GateValue gate_f32(GateActivation activation, float z) {
   }
   return {z, 1.0f};
 }
+KOKKOS_INLINE_FUNCTION GateValue gate_f32(GateActivation activation, float z) {
+  return gate_with(activation, z, [](float x) { return device_math::sigmoid_f32(x); });
+}
+
+// softplus, its slope and the gate in the form the tiled kernels compile (config field
+// fast_activations): kSfu false, the library forms above; true, softplus and silu's σ from the SFU
+// (sfu.hpp: ~20 and ~6 instructions against ~45 and ~25 for expf/log1pf and the IEEE divide; the
+// gelus keep their library forms). Compile-time, because a run-time choice between the two cost
+// more than it saved (reports/speed-notes.md §10).
+template <bool kSfu>
+struct Activations {
+  static KOKKOS_INLINE_FUNCTION float softplus(float raw) {
+    if constexpr (kSfu) return raw > SCANLAB_SOFTPLUS_THRESHOLD_F32 ? raw : softplus_sfu_f32(raw);
+    else return softplus_f32(raw);
+  }
+  static KOKKOS_INLINE_FUNCTION float softplus_slope(float raw) {
+    if constexpr (kSfu) return raw > SCANLAB_SOFTPLUS_THRESHOLD_F32 ? 1.0f : sigmoid_sfu_f32(raw);
+    else return softplus_slope_f32(raw);
+  }
+  static KOKKOS_INLINE_FUNCTION GateValue gate(GateActivation activation, float z) {
+    if constexpr (kSfu) return gate_with(activation, z, [](float x) { return sigmoid_sfu_f32(x); });
+    else return gate_f32(activation, z);
+  }
+};
 
 // Per-state arrays of one channel: registers for a compile-time dstate, team scratch (one
 // column per thread, stride team size, so a warp's accesses hit distinct banks) otherwise.
@@ -628,8 +654,9 @@ KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) 
 // delta into dt and z into act(z) in place, once per (channel, step) (barrier), each thread
 // writes its share of y for the tile's steps (barrier), and the team adds the kS shares in part
 // order, applies the gate and stores the outputs, coalesced.
-template <class Space, int kN, int kS>
+template <class Space, int kN, int kS, bool kSfuActivations>
 struct ForwardTiled {
+  using Act = Activations<kSfuActivations>;
   static_assert(kN > 0 && kN % kS == 0, "tiled keeps the states in registers, kN / kS per thread");
   static constexpr int kM = kN / kS;  // states per thread
   // B and C tiles are step-major with this step stride (tiled_forward_bc_step, as the host sizes
@@ -681,8 +708,8 @@ struct ForwardTiled {
       SCANLAB_UNROLL
       for (int j = 0; j < int(width); ++j) {
         const float r = dt[j] + bias;
-        dt[j] = p.softplus ? softplus_f32(r) : r;
-        if (z) z[j] = gate_f32(p.gate, z[j]).act;
+        dt[j] = p.softplus ? Act::softplus(r) : r;
+        if (z) z[j] = Act::gate(p.gate, z[j]).act;
       }
     });
   }
@@ -903,8 +930,9 @@ struct StepSums {
   KOKKOS_INLINE_FUNCTION float& at(index_t n, index_t k) const { return base[n * state_stride + k * step_stride]; }
 };
 
-template <class Space, int kK, int kS>
+template <class Space, int kK, int kS, bool kSfuActivations>
 struct BackwardTiled {
+  using Act = Activations<kSfuActivations>;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -988,8 +1016,8 @@ struct BackwardTiled {
         for (int k = 0; k < kK; ++k) {
           du[k] = ddt[k] = y[k] = 0.0f;
           dt[k] = 0.0f;
-          if (k < valid) dt[k] = p.softplus ? softplus_f32(raw[k] + bias) : raw[k] + bias;
-          if (p.has_z) dy[k] *= gate_f32(p.gate, gate[k]).act;
+          if (k < valid) dt[k] = p.softplus ? Act::softplus(raw[k] + bias) : raw[k] + bias;
+          if (p.has_z) dy[k] *= Act::gate(p.gate, gate[k]).act;
         }
       }
       float dt_lo = dt[0], dt_hi = dt[0];  // steps past len hold 0, which adds the corner 2^0
@@ -1105,14 +1133,14 @@ struct BackwardTiled {
         }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
-          const float ddelta = p.softplus ? ddt[k] * softplus_slope_f32(raw[k] + bias) : ddt[k];
+          const float ddelta = p.softplus ? ddt[k] * Act::softplus_slope(raw[k] + bias) : ddt[k];
           out_du[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];
           out_ddelta[k] = ddelta;
           if (k < len) {
             dD_sum += dy[k] * x[k];
             ddelta_bias_sum += ddelta;
           }
-          if (p.has_z) out_dz[k] = dout[k] * gate_f32(p.gate, gate[k]).slope * (y[k] + D_d * x[k]);
+          if (p.has_z) out_dz[k] = dout[k] * Act::gate(p.gate, gate[k]).slope * (y[k] + D_d * x[k]);
         }
         store_channel_steps<kK>(p.du + at, step, len, out_du);
         store_channel_steps<kK>(p.ddelta + at, step, len, out_ddelta);
@@ -1556,20 +1584,29 @@ void dispatch_split(int split, F&& f) {
   else f(std::integral_constant<int, 1>());
 }
 
+// Calls f(std::bool_constant<b>()) with b = (flag != 0).
+template <class F>
+void dispatch_flag(int flag, F&& f) {
+  if (flag != 0) f(std::true_type());
+  else f(std::false_type());
+}
+
 template <class Space, int kN>
 void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams_per_chunk = q.batch * q.groups * q.fwd_tiles;
   const index_t scratch = q.fwd_scratch.total;
   if (c.impl == "tiled") {
     if constexpr (kN > 0) {
-      auto launch = [&](auto split) {
+      auto launch = [&](auto split, auto sfu) {
         if constexpr (kN % decltype(split)::value == 0)
           Kokkos::parallel_for("scanlab::selective_scan_forward_tiled",
                                team_policy<Space, TiledForwardBounds>(space, teams_per_chunk, q.team_size, 0,
                                                                       q.tiled_scratch.total),
-                               ForwardTiled<Space, kN, decltype(split)::value>{q});
+                               ForwardTiled<Space, kN, decltype(split)::value, decltype(sfu)::value>{q});
       };
-      dispatch_split(c.state_split, launch);  // invalid_reason(): a split dividing dstate_static
+      dispatch_split(c.state_split, [&](auto split) {  // invalid_reason(): a split dividing dstate_static
+        dispatch_flag(c.fast_activations, [&](auto sfu) { launch(split, sfu); });
+      });
       return;
     }
     throw std::invalid_argument("selective_scan forward: tiled needs dstate_static");  // invalid_reason() says so first
@@ -1689,15 +1726,17 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
   const index_t teams = q.batch * q.groups * q.bwd_tiles;
   if (c.impl == "tiled") {
-    auto launch = [&](auto chunk, auto split) {
+    auto launch = [&](auto chunk, auto split, auto sfu) {
       constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value;
       Kokkos::parallel_for("scanlab::selective_scan_backward_tiled",
                            detail::team_policy<Space, detail::TiledBackwardBounds<kK>>(space, teams, q.bwd_team_size, 0,
                                                                                        q.tiled_bwd_scratch.total),
-                           detail::BackwardTiled<Space, kK, kS>{q});
+                           detail::BackwardTiled<Space, kK, kS, decltype(sfu)::value>{q});
     };
     auto with_split = [&](auto chunk) {
-      detail::dispatch_split(c.bwd_state_split, [&](auto split) { launch(chunk, split); });
+      detail::dispatch_split(c.bwd_state_split, [&](auto split) {
+        detail::dispatch_flag(c.fast_activations, [&](auto sfu) { launch(chunk, split, sfu); });
+      });
     };
     if (c.chunk_len == 8) with_split(std::integral_constant<int, 8>());
     else with_split(std::integral_constant<int, 16>());  // invalid_reason() allows 8 and 16 only

@@ -230,6 +230,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory)",
       "state_split: tiled forward threads per channel, 1, 2 or 4 (each holds dstate/state_split states); 1 otherwise",
       "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
+      "fast_activations: tiled's softplus and silu sigma from the SFU (1: MUFU exp2 and reciprocal) or the library's "
+      "expf, log1pf and division (0); 0 otherwise",
   };
 }
 
@@ -381,6 +383,10 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     divides_dstate(state_split, "state_split");
   }
   if (splits(bwd_state_split, "bwd_state_split", "backward")) divides_dstate(bwd_state_split, "bwd_state_split");
+  if (fast_activations != 0 && fast_activations != 1)
+    why.push_back("fast_activations must be 0 or 1, got " + std::to_string(fast_activations));
+  else if (fast_activations == 1 && impl != "tiled")
+    why.push_back("fast_activations is compiled into tiled's kernels only: it must be 0 for " + impl);
   if (impl == "tiled") {
     if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
     if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");
@@ -435,7 +441,8 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"bwd_team_size", bwd_team_size},
           {"scratch_level", scratch_level},
           {"state_split", state_split},
-          {"bwd_state_split", bwd_state_split}};
+          {"bwd_state_split", bwd_state_split},
+          {"fast_activations", fast_activations}};
 }
 
 SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
@@ -464,6 +471,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "scratch_level") field = &c.scratch_level;
     else if (key == "state_split") field = &c.state_split;
     else if (key == "bwd_state_split") field = &c.bwd_state_split;
+    else if (key == "fast_activations") field = &c.fast_activations;
     if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");
     if (!v.is_number_integer() || v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
       throw std::invalid_argument("selective_scan config field '" + key + "' must be an integer, got " + v.dump());
@@ -569,6 +577,9 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.chunk_len = 8;
+      // softplus and σ from the SFU: they were 39% of the forward's instructions in their library
+      // forms (2026-12-01-s6/bwd-reads/ per-SASS counts at the anchor; reports/speed-notes.md §14)
+      c.fast_activations = 1;
     } else if (p.with_backward) {
       // The chunked backward (parallel in time) beat the sequential one on every shape of the
       // committed H200 tune (reports/results/h200/2026-11-29-s2/measure/tune/).
@@ -625,6 +636,7 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
             c.impl = impl;
             c.dstate_static = spec;
             c.state_split = c.bwd_state_split = 1;
+            c.fast_activations = 0;
             c.team_size = c.channels_per_team = team;
             c.bwd_team_size = c.bwd_channels_per_team = std::min(team, 64);
             c.chunk_len = chunk;
@@ -658,6 +670,11 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           }
         }
       }
+    }
+    if (heuristic.impl == "tiled") {  // the other activation form
+      SelectiveScanConfig c = heuristic;
+      c.fast_activations = 1 - heuristic.fast_activations;
+      add(c);
     }
     // tiled's backward shapes around the heuristic's: threads per channel × channels per team
     if (heuristic.impl == "tiled" && p.with_backward) {
@@ -713,6 +730,9 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
       c.chunk_len = 16;
       c.bwd_channels_per_team = c.bwd_team_size = c.bwd_state_split = 1;
       add(c);
+      c.fast_activations = 1;  // the SFU forms' algorithm (the host's exp2 and division are exact)
+      add(c);
+      c.fast_activations = 0;
       if (channels == 4 && spec % 2 == 0 && limits.max_team_size >= 2) {  // two threads per channel
         c.team_size = c.state_split = 2;
         add(c);

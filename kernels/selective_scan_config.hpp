@@ -77,6 +77,10 @@ struct SelectiveScanConfig {
   int bwd_state_split = 1;     // "tiled" backward likewise: threads per channel (1, 2 or 4), so
                                // a team of bwd_team_size threads runs bwd_team_size /
                                // bwd_state_split = bwd_channels_per_team channels
+  int fast_activations = 0;    // "tiled": 1 computes softplus and silu's σ from the SFU (MUFU.EX2
+                               // and MUFU.RCP, sfu.hpp) instead of the library's expf, log1pf and
+                               // division; compiled into the kernels, not a run-time branch; 0
+                               // for the other implementations
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).

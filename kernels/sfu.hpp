@@ -64,4 +64,31 @@ KOKKOS_INLINE_FUNCTION float sfu_rcp(float x) {
 #endif
 }
 
+// σ(x) from the SFU: e = 2^(-|x|·log2 e) by MUFU.EX2 keeping subnormals, 1 / (1 + e) by MUFU.RCP,
+// and e times that below 0 (device_math::sigmoid_f32's form, which never overflows). The
+// argument's rounding is a relative error of up to |x|·eps32 in e, the size of the input rounding
+// σ's error bound already charges; the three SFU-form roundings are within kBoundSafety.
+KOKKOS_INLINE_FUNCTION float sigmoid_sfu_f32(float x) {
+  const float e = sfu_exp2_subnormal(-fabsf(x) * 1.4426950408889634f);
+  const float r = sfu_rcp(1.0f + e);
+  return x >= 0.0f ? r : e * r;
+}
+
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|) from the SFU: t = e^-|x| in (0, 1] by MUFU.EX2 (subnormals
+// kept: below x ≈ -87.3 the value itself is subnormal), then log1p(t) = 2·atanh(s), s = t / (2 + t)
+// in (0, 1/3] (one MUFU.RCP), by atanh's odd series to s^13 (the next term is below eps32 / 4).
+// Relative error ~|x|·eps32 from the argument's rounding, as in sigmoid_sfu_f32, plus a few ulp.
+KOKKOS_INLINE_FUNCTION float softplus_sfu_f32(float x) {
+  const float t = sfu_exp2_subnormal(-fabsf(x) * 1.4426950408889634f);
+  const float s = t * sfu_rcp(2.0f + t), s2 = s * s;
+  float series = 1.0f / 13.0f;  // atanh(s) / s - 1 = s²/3 + s⁴/5 + ... + s¹²/13, by Horner in s²
+  series = series * s2 + 1.0f / 11.0f;
+  series = series * s2 + 1.0f / 9.0f;
+  series = series * s2 + 1.0f / 7.0f;
+  series = series * s2 + 1.0f / 5.0f;
+  series = series * s2 + 1.0f / 3.0f;
+  const float two_s = s + s;
+  return fmaxf(x, 0.0f) + (two_s * (series * s2) + two_s);
+}
+
 }  // namespace scanlab

@@ -142,6 +142,7 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
   if (spec != 0 && p.B_per_step && p.C_per_step) {
     all.push_back(make("tiled", spec, 4, 1, 8, 16, 1, 1, 0));
     all.push_back(make("tiled", spec, 4, 2, 6, 8, 2, 2, 0));
+    all.back().fast_activations = 1;  // the SFU activation forms (forward and backward)
     all.push_back(make("tiled", spec, cpg, 1, 64, 16, 1, 1, 0));
     // A channel's states split over two threads (one channel per pass, two passes; the shares
     // added when the tile is stored) and over four where dstate allows.
@@ -156,6 +157,7 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
       const int bwd_channels = split == 2 ? 1 : 2;
       c = make("tiled", spec, 1, 1, 8, split == 2 ? 16 : 8, bwd_channels, bwd_channels * split, 0);
       c.bwd_state_split = split;
+      c.fast_activations = split == 4 ? 1 : 0;
       all.push_back(c);
     }
   }
@@ -202,7 +204,7 @@ std::string describe(const Case& c, BackendKind backend, const SelectiveScanConf
 TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   int runs = 0;
   std::set<std::string> impls_seen;
-  std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen;
+  std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen, fast_activations_seen;
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -220,6 +222,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         team_sizes_seen.insert(config.team_size);
         splits_seen.insert(config.state_split);
         if (c.p.with_backward) bwd_splits_seen.insert(config.bwd_state_split);
+        fast_activations_seen.insert(config.fast_activations);
         ++runs;
       }
     }
@@ -234,6 +237,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   if (widest >= 2) EXPECT_TRUE(team_sizes_seen.count(2)) << "no config with two threads per team ran";
   if (widest >= 2) EXPECT_TRUE(splits_seen.count(2)) << "no tiled config with a channel split over two threads ran";
   if (widest >= 2) EXPECT_TRUE(bwd_splits_seen.count(2)) << "no tiled backward with a channel split over two threads ran";
+  EXPECT_EQ(fast_activations_seen, (std::set<int>{0, 1})) << "both activation forms of tiled must run";
   EXPECT_GT(runs, 100);
 }
 
@@ -433,6 +437,8 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "must divide dstate_static 2"));
     p.dstate = 4; }
   { auto c = ok; c.bwd_state_split = 3; EXPECT_TRUE(contains(reason(c), "bwd_state_split must be 1, 2 or 4")); }
+  { auto c = ok; c.fast_activations = 2; EXPECT_TRUE(contains(reason(c), "fast_activations must be 0 or 1, got 2")); }
+  { auto c = ok; c.fast_activations = 1; EXPECT_TRUE(contains(reason(c), "it must be 0 for sequential")); }
   { auto c = ok; c.bwd_state_split = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16;
     c.bwd_state_split = 2; c.bwd_channels_per_team = 2; c.bwd_team_size = 4;  // two threads per channel
