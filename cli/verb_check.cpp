@@ -1,4 +1,4 @@
-// `scanlab check OP [--cases N] [--seed S] [--backend B] [--impl I] [--max-size E]`: fuzzes N random
+// `scanlab check OP [--cases N] [--seed S] [--backend B] [--impl I] [--config JSON] [--max-size E]`: fuzzes N random
 // cases of OP (forward, and forward + backward) against the float64 oracle with the properties'
 // generators (properties/generators.hpp), under RapidCheck so that a failure is shrunk to a minimal
 // case, saved as a case directory and printed with its replay and reproduce lines.
@@ -22,6 +22,7 @@
 #include "case_runner.hpp"
 #include "launch.hpp"
 #include "properties/harness.hpp"
+#include "sweep_axes.hpp"
 #include "verbs.hpp"
 
 namespace scanlab::cli {
@@ -35,6 +36,7 @@ struct CheckOptions {
   std::uint64_t seed = 0;
   Backend backend;
   std::string impl = "random";
+  nlohmann::json config_patch = nlohmann::json::object();  // --config: fields laid over each case's config
   std::int64_t max_size = 4000;
   std::string command_line;  // to repeat in the reproduce line
   std::string progress_prefix;  // "rank 1/4: " under mpirun/srun
@@ -157,8 +159,9 @@ std::string percent(int n, int total) {
 }
 
 void print_summary(const CheckOptions& o, const Totals& totals, int failures, const std::string& failure_text) {
-  std::printf("\nscanlab check %s: %d cases on %s (seed %llu, impl %s, max-size %lld): %s\n", o.op.c_str(), totals.cases,
-              o.backend.name().c_str(), static_cast<unsigned long long>(o.seed), o.impl.c_str(),
+  const std::string patch = o.config_patch.empty() ? "" : ", config " + o.config_patch.dump();
+  std::printf("\nscanlab check %s: %d cases on %s (seed %llu, impl %s%s, max-size %lld): %s\n", o.op.c_str(), totals.cases,
+              o.backend.name().c_str(), static_cast<unsigned long long>(o.seed), o.impl.c_str(), patch.c_str(),
               static_cast<long long>(o.max_size), failures ? "FAIL" : "PASS");
   struct Group {
     const char* title;
@@ -235,6 +238,18 @@ CheckResult check_op(CheckOptions& o) {
         } else {
           try {
             config = resolve_config<T>(p, o.backend.kind, {o.impl});
+          } catch (const std::invalid_argument& e) {
+            ++discarded_invalid;
+            RC_DISCARD(e.what());
+          }
+        }
+        if (!o.config_patch.empty()) {
+          nlohmann::json patched = config.to_json();
+          patched.update(o.config_patch);
+          ImplRequest with_patch;
+          with_patch.config = patched;
+          try {
+            config = resolve_config<T>(p, o.backend.kind, with_patch);
           } catch (const std::invalid_argument& e) {
             ++discarded_invalid;
             RC_DISCARD(e.what());
@@ -355,6 +370,11 @@ int check_verb(int argc, char** argv) {
                  "(the config `scanlab run` would use) or an implementation name (the heuristic config with it; cases "
                  "it cannot run are skipped). Ignored by the reference and exec backends")
       ->capture_default_str();
+  std::string config_text;
+  app.add_option("--config", config_text,
+                 "JSON object of config fields laid over each case's config (the --impl config, or each random draw), "
+                 "e.g. '{\"fast_activations\":1}' with --impl tiled; cases where the result cannot run are skipped "
+                 "and counted. Ignored by the reference and exec backends");
   app.add_option("--max-size", o.max_size, "the most elements the largest tensor of a case may hold")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{16}, std::int64_t{1} << 30));
@@ -372,6 +392,13 @@ int check_verb(int argc, char** argv) {
              "reproduce line.");
   if (int code = parse_command_line(app, argc, argv); code >= 0) return code;
   o.backend = parse_backend(backend_text);
+  if (!config_text.empty()) {
+    o.config_patch = nlohmann::json::parse(config_text, nullptr, false);
+    if (!o.config_patch.is_object()) {
+      std::fprintf(stderr, "scanlab check: --config must be a JSON object, got '%s'\n", config_text.c_str());
+      return 2;
+    }
+  }
   if (seed_text.empty()) {
     o.seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   } else {
@@ -398,9 +425,12 @@ int check_verb(int argc, char** argv) {
   }
   std::string quoted_backend = o.backend.name();
   o.command_line = "scanlab check " + o.op + " --seed " + std::to_string(o.seed) + " --backend '" + quoted_backend +
-                   "' --impl " + o.impl + " --max-size " + std::to_string(o.max_size);
+                   "' --impl " + o.impl +
+                   (o.config_patch.empty() ? "" : " --config " + shell_quote(o.config_patch.dump())) +
+                   " --max-size " + std::to_string(o.max_size);
   const nlohmann::json identity = {{"op", o.op},           {"base_seed", base_seed}, {"cases", o.cases},
-                                   {"backend", o.backend.name()}, {"impl", o.impl}, {"max_size", o.max_size},
+                                   {"backend", o.backend.name()}, {"impl", o.impl}, {"config", o.config_patch},
+                                   {"max_size", o.max_size},
                                    {"ranks", world.size}};
   const std::string rank_path = gather_dir + "/rank-" + std::to_string(world.rank) + ".json";
   CheckResult result;
@@ -419,6 +449,11 @@ int check_verb(int argc, char** argv) {
     result = visit_op(o.op, [&](auto op) {
       using T = decltype(op);
       require_known_impl<T>(o.impl, "--impl", {"random", "auto"});  // before any case is drawn
+      if (!o.config_patch.empty()) {  // unknown fields and wrong types before any case is drawn
+        nlohmann::json probe = typename T::Config().to_json();
+        probe.update(o.config_patch);
+        config_from_json<T>(probe);
+      }
       return check_op<T>(o);
     });
   }

@@ -577,9 +577,9 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.chunk_len = 8;
-      // softplus and σ from the SFU: they were 39% of the forward's instructions in their library
-      // forms (2026-12-01-s6/bwd-reads/ per-SASS counts at the anchor; reports/speed-notes.md §14)
-      c.fast_activations = 1;
+      // The library activation forms until the SFU forms (fast_activations 1, a tune candidate) are
+      // timed beside them on the H200: not yet (reports/speed-notes.md §14).
+      c.fast_activations = 0;
     } else if (p.with_backward) {
       // The chunked backward (parallel in time) beat the sequential one on every shape of the
       // committed H200 tune (reports/results/h200/2026-11-29-s2/measure/tune/).
@@ -624,6 +624,11 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
   };
   const SelectiveScanConfig heuristic = selective_scan_heuristic_config(p, backend);
   add(heuristic);
+  if (heuristic.impl == "tiled") {  // the other activation form, second: tune's spread always takes it
+    SelectiveScanConfig c = heuristic;
+    c.fast_activations = 1 - heuristic.fast_activations;
+    add(c);
+  }
   const int spec = static_dstate_for(p);
   const std::int64_t cpg = p.channels_per_group();
   if (backend == BackendKind::cuda) {
@@ -670,11 +675,6 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           }
         }
       }
-    }
-    if (heuristic.impl == "tiled") {  // the other activation form
-      SelectiveScanConfig c = heuristic;
-      c.fast_activations = 1 - heuristic.fast_activations;
-      add(c);
     }
     // tiled's backward shapes around the heuristic's: threads per channel × channels per team
     if (heuristic.impl == "tiled" && p.with_backward) {

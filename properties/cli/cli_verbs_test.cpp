@@ -272,12 +272,27 @@ TEST(CliCheck, PassesOnEveryCompiledBackendWithASummary) {
   EXPECT_EQ(r.code, 0) << describe(r);
 }
 
+// --config lays fields over each case's config: the summary and the reproduce identity name it,
+// and a patch the --impl config cannot take gives up naming the config's own reason.
+TEST(CliCheck, ConfigPatchIsLaidOverEachCase) {
+  auto r = run_cli({"check", "selective_scan", "--cases", "10", "--seed", "4", "--backend", "serial", "--impl", "tiled",
+                    "--config", "{\"fast_activations\":1}"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_NE(r.out.find("impl tiled, config {\"fast_activations\":1}"), std::string::npos) << r.out;
+  r = run_cli({"check", "selective_scan", "--cases", "5", "--seed", "4", "--backend", "serial", "--impl", "sequential",
+               "--config", "{\"fast_activations\":1}"});
+  EXPECT_EQ(r.code, 1) << describe(r);
+  EXPECT_NE(r.out.find("it must be 0 for sequential"), std::string::npos) << r.out;
+}
+
 TEST(CliCheck, UsageErrorsExitTwo) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"check", "s7_scan", "--cases", "0"},
                                                                  {"check", "s7_scan", "--seed", "abc"},
                                                                  {"check", "s7_scan", "--impl", "fastest"},
                                                                  {"check", "nope"},
-                                                                 {"check", "s7_scan", "--max-size", "3"}}) {
+                                                                 {"check", "s7_scan", "--max-size", "3"},
+                                                                 {"check", "s7_scan", "--config", "[1]"},
+                                                                 {"check", "selective_scan", "--config", "{\"tile\":1}"}}) {
     auto r = run_cli(args);
     EXPECT_EQ(r.code, 2) << args[1] << " " << (args.size() > 2 ? args[2] : "") << "\n" << describe(r);
   }
@@ -343,7 +358,7 @@ TEST(CliList, ListsOpsImplementationsBackendsAndConfigFields) {
 TEST(CliHelp, EveryVerbDocumentsTheFlagsOfTheDesignTable) {
   const std::map<std::string, std::vector<std::string>> flags{
       {"run", {"OP", "--case", "--backend", "--impl", "--out"}},
-      {"check", {"OP", "--cases", "--seed", "--backend", "--impl", "--max-size"}},
+      {"check", {"OP", "--cases", "--seed", "--backend", "--impl", "--config", "--max-size"}},
       {"replay", {"DIR", "--backend", "--impl"}},
       {"list", {}}};
   for (const auto& [verb, expected] : flags) {

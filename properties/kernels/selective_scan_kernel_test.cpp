@@ -17,6 +17,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/selective_scan_config.hpp"
+#include "kernels/sfu.hpp"
 #include "reference/error_bound.hpp"
 #include "reference/selective_scan.hpp"
 #include "reference/state_space_v1.hpp"
@@ -473,6 +474,7 @@ TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
   SelectiveScanConfig c;
   c.impl = "chunked"; c.dstate_static = 16; c.channels_per_team = 64; c.team_size = 64; c.time_tile = 16;
   c.chunk_len = 128; c.bwd_channels_per_team = 32; c.bwd_team_size = 32; c.scratch_level = 1; c.stage_io = 1;
+  c.fast_activations = 1;
   EXPECT_EQ(SelectiveScanConfig::from_json(c.to_json()), c);
   EXPECT_EQ(SelectiveScanConfig::from_json(nlohmann::json::object()), SelectiveScanConfig());
   EXPECT_EQ(kernels::selective_scan_config_fields().size(), c.to_json().size());
@@ -484,6 +486,35 @@ TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
   EXPECT_THROW(SelectiveScanConfig::from_json({{"impl", "fast"}}), std::invalid_argument);
   EXPECT_THROW(SelectiveScanConfig::from_json(nlohmann::json::array()), std::invalid_argument);
   EXPECT_EQ(kernels::selective_scan_implementations(), (std::vector<std::string>{"sequential", "chunked", "tiled"}));
+}
+
+// The SFU activation forms' own algorithm (on the host the exp2 and the reciprocal are the C
+// library's; on a GPU MUFU adds its ~2^-22 relative error, which `scanlab check --impl tiled`
+// covers there), over a dense grid of x through the subnormal range: the error stays within a few
+// eps32 of eps32·(|f'(x)·x| + |f(x)|), the argument's rounding (the error bound charges the same
+// for the input's) plus the result's. Measured with numpy in float32 steps: 3.1 for softplus,
+// 2.2 for σ; atanh's series one term shorter gives 5.6, so 4 separates the two.
+TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
+  const double eps = std::ldexp(1.0, -24), underflow = std::ldexp(1.0, -149);
+  double worst_softplus = 0, worst_sigmoid = 0;
+  for (int i = 0; i <= 2'000'000; ++i) {
+    const float x = float(-104.0 + 124.0 * i / 2'000'000.0);
+    const double xd = x, sigma = 1.0 / (1.0 + std::exp(-xd)), softplus = std::log1p(std::exp(xd));
+    const double softplus_model = eps * (sigma * std::fabs(xd) + softplus) + underflow;
+    worst_softplus = std::max(worst_softplus, std::fabs(double(softplus_sfu_f32(x)) - softplus) / softplus_model);
+    const double sigmoid_model = eps * (sigma * (1 - sigma) * std::fabs(xd) + sigma) + underflow;
+    worst_sigmoid = std::max(worst_sigmoid, std::fabs(double(sigmoid_sfu_f32(x)) - sigma) / sigmoid_model);
+  }
+  EXPECT_LT(worst_softplus, 4.0);
+  EXPECT_LT(worst_sigmoid, 4.0);
+  // Edges: infinities, NaN, a subnormal softplus, σ's tails.
+  EXPECT_EQ(softplus_sfu_f32(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(softplus_sfu_f32(NAN)));
+  EXPECT_GT(softplus_sfu_f32(-100.0f), 0.0f);  // e^-100 is a subnormal float, not flushed
+  EXPECT_EQ(sigmoid_sfu_f32(INFINITY), 1.0f);
+  EXPECT_EQ(sigmoid_sfu_f32(-INFINITY), 0.0f);
+  EXPECT_GT(sigmoid_sfu_f32(-100.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(sigmoid_sfu_f32(NAN)));
 }
 
 // The rule picks "tiled" where batch·dim is large (training and inference), else "chunked"; it
@@ -513,6 +544,12 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       distinct.insert(c.to_json().dump());
     }
     EXPECT_EQ(distinct.size(), candidates.size());
+    if (h.impl == "tiled") {  // the other activation form second, where tune's evenly spaced picks always take it
+      ASSERT_GE(candidates.size(), 2u);
+      auto other = h;
+      other.fast_activations = 1 - h.fast_activations;
+      EXPECT_EQ(candidates[1], other);
+    }
     const auto host = kernels::selective_scan_heuristic_config(p, BackendKind::serial);
     EXPECT_EQ(host.invalid_reason(p, BackendKind::serial), "");
     // --impl NAME: the rule for that implementation runs, with and without a backward.

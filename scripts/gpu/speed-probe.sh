@@ -52,6 +52,12 @@ run $scanlab check selective_scan --backend cuda --impl tiled --cases 1000 --see
 echo "check selective_scan tiled exit $?" | tee -a "$out/check-selective_scan-tiled.txt"
 run $scanlab check state_space_v1 --backend cuda --impl tiled --cases 500 --seed 44 > "$out/check-state_space_v1-tiled.txt" 2>&1
 echo "check state_space_v1 tiled exit $?" | tee -a "$out/check-state_space_v1-tiled.txt"
+# The tiled kernels with the SFU activation forms (MUFU's own error only shows on the GPU).
+for op in selective_scan state_space_v1; do
+  run $scanlab check $op --backend cuda --impl tiled --config '{"fast_activations":1}' --cases 500 --seed 48 \
+      > "$out/check-$op-tiled-sfu.txt" 2>&1
+  echo "check $op tiled fast_activations 1 exit $?" | tee -a "$out/check-$op-tiled-sfu.txt"
+done
 # Every implementation and config axis (state_split 1, 2, 4 among them) drawn at random.
 run $scanlab check selective_scan --backend cuda --impl random --cases 1000 --seed 45 > "$out/check-selective_scan-random.txt" 2>&1
 echo "check selective_scan random exit $?" | tee -a "$out/check-selective_scan-random.txt"
