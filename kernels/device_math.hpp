@@ -47,6 +47,24 @@ KOKKOS_INLINE_FUNCTION float sigmoid_f32(float x) {
   return x >= 0.0f ? r : e * r;
 }
 
+// Waits for the threads of a team that exchange data through team scratch. `one_warp`: they are
+// the 32 consecutive team ranks 32w..32w+31, which on CUDA are one warp (the team's vector length
+// is 1) that __syncwarp orders without holding the rest of the team at a barrier; otherwise, and on
+// every other backend, the team barrier. Either way every write before it is visible after it to
+// the threads it waits for.
+template <class Member>
+KOKKOS_INLINE_FUNCTION void group_barrier(const Member& team, bool one_warp) {
+#if defined(__CUDA_ARCH__)
+  if (one_warp && blockDim.x == 1) {
+    __syncwarp();
+    return;
+  }
+#else
+  (void)one_warp;
+#endif
+  team.team_barrier();
+}
+
 // A load from memory that no thread writes during the kernel: the read-only data path on CUDA
 // (LDG through the texture cache), a plain load elsewhere.
 KOKKOS_INLINE_FUNCTION float load_readonly(const float* p) {

@@ -919,8 +919,9 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
 // state n are recomputed from its saved chunk-start state, then its adjoint g walks back over the
 // chunk, adding each gradient term to the thread's shares of the step's du, ddt, y in registers.
 // Per-step dB, dC of the iteration's kS states are summed over the team's channels through a
-// [part][column][row] block (blocks alternate by iteration, so one barrier per iteration), a
-// column per thread with 16-byte reads. At the chunk's end part 0 adds the kS shares in part order
+// [part][column][row] block, each part's columns by that part's threads, a column per thread with
+// 16-byte reads (blocks alternate by iteration, so one sync per iteration: a warp sync where a
+// part is one warp, R = 32, else a team barrier). At the chunk's end part 0 adds the kS shares in part order
 // and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
 // the partials that ReduceChannelPartials sums in a fixed order.
 // Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
@@ -1077,14 +1078,18 @@ struct BackwardTiled {
         }
         adjoint[i * T] = g;
         dA_sum[i * T] += dA_chunk;
-        team.team_barrier();  // every thread's contributions of this iteration are in the block
+        // Every contribution of this part's iteration is in the block. A part's columns are written
+        // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
+        // ranks) a warp sync orders them and the other parts go on; the blocks alternate by
+        // iteration, so a block is rewritten only after its readers have passed the next sync.
+        dm::group_barrier(team, R == 32);
         // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
         // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
-        for (int col = thread; col < kS * 2 * kK; col += T) {
-          const int c = col % (2 * kK), k = c % kK;
+        for (int c = row; c < 2 * kK; c += R) {
+          const int k = c % kK;
           if (k >= len) continue;
-          const index_t state = col / (2 * kK) + kS * i;
-          const float* const column = block + col * P;
+          const index_t state = part + kS * i;
+          const float* const column = block + (part * 2 * kK + c) * P;
           const int quads = R / 4;
           streaming::Float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
           for (int r = 0; r < quads; ++r) {

@@ -5,8 +5,9 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
-# SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run).
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+# SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run). NCU_CONFIG: a config
+# patch for the profiled anchor pass (e.g. '{"fast_activations":1}'); the heuristic's otherwise.
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused), or .peers/src
 # alone when the working tree leaves less than .peers's 15 MB under the 64 MiB carry limit.
 set -uo pipefail
@@ -93,6 +94,7 @@ ncu_tiled=(ncu --clock-control none --kernel-name-base demangled -k regex:Tiled 
 anchor_once=($scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache
     --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet
     --max-buffer-sets 1)
+[ -n "${NCU_CONFIG:-}" ] && anchor_once+=(--config "$NCU_CONFIG")
 [ "${NCU:-1}" = 1 ] && run "${ncu_tiled[@]}" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --metrics l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum,smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum \
     "${anchor_once[@]}" --out "$out/ncu-sweep.json" > "$out/ncu-tiled.txt" 2>&1
