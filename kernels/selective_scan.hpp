@@ -921,8 +921,8 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
 // Per-step dB, dC of the iteration's kS states are summed over the team's channels through a
 // [part][column][row] block, each part's columns by that part's threads, a column per thread with
 // 16-byte reads (blocks alternate by iteration, so one sync per iteration: a warp sync where a
-// part is one warp, R = 32, else a team barrier). At the chunk's end part 0 adds the kS shares in part order
-// and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
+// part is one warp, R = 32, else a team barrier). At the chunk's end part 0 adds the kS shares in
+// part order and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
 // the partials that ReduceChannelPartials sums in a fixed order.
 // Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
 struct StepSums {
