@@ -5,9 +5,11 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run). NCU_CONFIG: a config
 # patch for the profiled anchor pass (e.g. '{"fast_activations":1}'); the heuristic's otherwise.
+# BASELINE: another build's binary (scripts/gpu/build-baseline.sh REV; carry it too) whose tiled
+# sweep runs in the same call, as implementation scanlab-baseline: an A/B side by side.
 # Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused), or .peers/src
 # alone when the working tree leaves less than .peers's 15 MB under the 64 MiB carry limit.
 set -uo pipefail
@@ -66,6 +68,12 @@ for impl in ${IMPLS:-tiled chunked}; do
   run $scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl "$impl" --no-cache \
       --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" --out "$out/selective_scan-$impl.json"
 done
+if [ -n "${BASELINE:-}" ]; then
+  run "$BASELINE" sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
+      --implementation scanlab-baseline --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" \
+      --out "$out/selective_scan-tiled-baseline.json"
+  cp "$(dirname "$BASELINE")/REV" "$out/baseline-REV.txt" 2>/dev/null
+fi
 # A sweep of "tiled" with a config patch over the heuristic: NAME CONFIG DIRECTIONS SHAPES (the
 # results in selective_scan-tiled-NAME.json, implementation scanlab-NAME).
 sweep_patch() {
