@@ -108,7 +108,8 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         (bwd_state_split 2; 4 likewise) and chunk_len 8 (the side-by-side H200 runs in
 //         reports/results/h200/2026-11-29-s3-speed/; for the forward split, 2026-11-30-s4/fix/:
 //         split 2 beat 1 and 4 at the anchor, 1.33 against 1.92 and 2.04 ms; for the backward's,
-//         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms);
+//         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms),
+//         fast_activations 0 (the SFU forms are tiled's second tune candidate until timed);
 //     otherwise with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
 //         min(64, cpg↑), chunk_len 8;
 //     otherwise forward only, batch·dim >= 16384: "sequential", teams of min(64, cpg↑);
