@@ -122,12 +122,9 @@ typename Traits::Config choose_config(const typename Traits::Problem& p, const S
   cli::ImplRequest request;
   request.impl = s.impl;
   request.use_tuning_cache = s.use_tuning_cache;
-  if (s.config.is_object() && !s.config.empty()) {
-    nlohmann::json j = cli::resolve_config<Traits>(p, s.backend.kind, request).to_json();
-    j.update(s.config);
-    request.config = j;
-  }
-  return cli::resolve_config<Traits>(p, s.backend.kind, request);
+  const auto chosen = cli::resolve_config<Traits>(p, s.backend.kind, request);
+  if (!s.config.is_object() || s.config.empty()) return chosen;
+  return cli::lay_config_over<Traits>(p, s.backend.kind, chosen, s.config);
 }
 
 // OpBench::configs for an op whose problem comes from problem_of(case).

@@ -105,6 +105,18 @@ typename T::Config resolve_config(const typename T::Problem& p, BackendKind kind
                      "--impl " + request.impl + " (the heuristic config with impl " + request.impl + ")");
 }
 
+// `base` with `fields` laid over it (a --config patch), checked as a given config is; throws
+// std::invalid_argument with the reason when the result cannot run the problem.
+template <class T>
+typename T::Config lay_config_over(const typename T::Problem& p, BackendKind kind, const typename T::Config& base,
+                                   const nlohmann::json& fields) {
+  nlohmann::json patched = base.to_json();
+  patched.update(fields);
+  ImplRequest request;
+  request.config = patched;
+  return resolve_config<T>(p, kind, request);
+}
+
 // What one run produced.
 struct RunResult {
   TensorMap outputs;                      // outputs and, with dout, gradients

@@ -244,12 +244,8 @@ CheckResult check_op(CheckOptions& o) {
           }
         }
         if (!o.config_patch.empty()) {
-          nlohmann::json patched = config.to_json();
-          patched.update(o.config_patch);
-          ImplRequest with_patch;
-          with_patch.config = patched;
           try {
-            config = resolve_config<T>(p, o.backend.kind, with_patch);
+            config = lay_config_over<T>(p, o.backend.kind, config, o.config_patch);
           } catch (const std::invalid_argument& e) {
             ++discarded_invalid;
             RC_DISCARD(e.what());
