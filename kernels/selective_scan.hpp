@@ -245,14 +245,17 @@ KOKKOS_INLINE_FUNCTION GateValue gate_f32(GateActivation activation, float z) {
 // (sfu.hpp: ~20 and ~6 instructions against ~45 and ~25 for expf/log1pf and the IEEE divide; the
 // gelus keep their library forms). Compile-time, because a run-time choice between the two cost
 // more than it saved (reports/speed-notes.md §10).
+// The SFU forms need no threshold test: above 20, e^-raw < 2.1e-9 is below half an ulp of raw
+// and of 1, so softplus_sfu_f32(raw) rounds to raw and sigmoid_sfu_f32(raw) to 1 (MUFU.RCP of 1 is
+// exact) bit for bit, the threshold's values (a host test holds them equal).
 template <bool kSfu>
 struct Activations {
   static KOKKOS_INLINE_FUNCTION float softplus(float raw) {
-    if constexpr (kSfu) return raw > SCANLAB_SOFTPLUS_THRESHOLD_F32 ? raw : softplus_sfu_f32(raw);
+    if constexpr (kSfu) return softplus_sfu_f32(raw);
     else return softplus_f32(raw);
   }
   static KOKKOS_INLINE_FUNCTION float softplus_slope(float raw) {
-    if constexpr (kSfu) return raw > SCANLAB_SOFTPLUS_THRESHOLD_F32 ? 1.0f : sigmoid_sfu_f32(raw);
+    if constexpr (kSfu) return sigmoid_sfu_f32(raw);
     else return softplus_slope_f32(raw);
   }
   static KOKKOS_INLINE_FUNCTION GateValue gate(GateActivation activation, float z) {
@@ -260,6 +263,22 @@ struct Activations {
     else return gate_f32(activation, z);
   }
 };
+
+// Calls f(GateKind<a>()) with the gate activation a as a compile-time constant (its `value`), so
+// that a loop inside f carries no per-element switch over it.
+template <GateActivation kA>
+struct GateKind {
+  static constexpr GateActivation value = kA;
+};
+template <class F>
+KOKKOS_INLINE_FUNCTION void with_gate_kind(GateActivation a, const F& f) {
+  switch (a) {
+    case GateActivation::silu: f(GateKind<GateActivation::silu>()); return;
+    case GateActivation::identity: f(GateKind<GateActivation::identity>()); return;
+    case GateActivation::gelu_tanh: f(GateKind<GateActivation::gelu_tanh>()); return;
+    case GateActivation::gelu_erf: f(GateKind<GateActivation::gelu_erf>()); return;
+  }
+}
 
 // Per-state arrays of one channel: registers for a compile-time dstate, team scratch (one
 // column per thread, stride team size, so a warp's accesses hit distinct banks) otherwise.
@@ -526,6 +545,12 @@ struct TeamWalk {
         outer_step(unsigned(team.team_size()) / inner_extent),
         inner_step(unsigned(team.team_size()) % inner_extent),
         extent(inner_extent) {}
+  // The walk's start over inner_extent, copied from `known` when that started over the same extent
+  // (a kernel computes its full tile's walks once, so only a shorter last tile divides again).
+  template <class Member>
+  static KOKKOS_INLINE_FUNCTION TeamWalk start(const Member& team, unsigned inner_extent, const TeamWalk* known) {
+    return known != nullptr && known->extent == inner_extent ? *known : TeamWalk(team, inner_extent);
+  }
   KOKKOS_INLINE_FUNCTION bool within(unsigned outer_extent) const { return outer < outer_extent; }
   KOKKOS_INLINE_FUNCTION void next() {
     outer += outer_step;
@@ -542,11 +567,12 @@ struct TeamWalk {
 // tail narrower, an int) when every row start and t0 are 16-byte aligned; else element by element
 // (RunWidth<1>) along whichever axis is contiguous, so consecutive threads touch consecutive global
 // addresses. Tile-local indices are 32-bit: 64-bit division is a long software sequence on GPUs.
+// known: the walk's start over a full tile's runs (TeamWalk::start), or nullptr.
 template <class Member, class F>
 KOKKOS_INLINE_FUNCTION void for_each_tile_run(const Member& team, const Params& p, index_t rows, index_t t0,
-                                              index_t len, const F& f) {
+                                              index_t len, const F& f, const TeamWalk* known = nullptr) {
   if (p.st.seq_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
-    for (TeamWalk run(team, unsigned(len + 3) / 4); run.within(unsigned(rows)); run.next()) {
+    for (TeamWalk run = TeamWalk::start(team, unsigned(len + 3) / 4, known); run.within(unsigned(rows)); run.next()) {
       const index_t k = index_t(run.inner) * 4;
       if (k + 4 <= len) f(index_t(run.outer), k, RunWidth<4>());
       else f(index_t(run.outer), k, int(len - k));
@@ -562,24 +588,27 @@ KOKKOS_INLINE_FUNCTION void for_each_tile_run(const Member& team, const Params& 
 // has a constant bound so `tile`'s arrays stay in registers.
 template <class Member, class Move>
 KOKKOS_INLINE_FUNCTION void for_each_tile_piece(const Member& team, const Params& p, const SequenceTile& tile, index_t b,
-                                                index_t d0, index_t rows, index_t t0, index_t len, const Move& move) {
+                                                index_t d0, index_t rows, index_t t0, index_t len, const Move& move,
+                                                const TeamWalk* known) {
   const index_t tile_at = p.seq(b, d0, t0);  // 64-bit index arithmetic once per tile, not per run
   for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const auto width) {
     const index_t at = tile_at + row * p.st.seq_dim + k * p.st.seq_time, slot = row * tile.row + k;
     SCANLAB_UNROLL
     for (int m = 0; m < 4; ++m)
       if (m < tile.count) move(tile.dst[m] + slot, tile.src[m] + at, width);
-  });
+  }, known);
 }
 
 // Issues asynchronous copies of every tensor of `tile` into its scratch tile (without committing).
+// known: as for_each_tile_run's.
 template <class Member>
 KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params& p, const SequenceTile& tile,
-                                                index_t b, index_t d0, index_t rows, index_t t0, index_t len) {
+                                                index_t b, index_t d0, index_t rows, index_t t0, index_t len,
+                                                const TeamWalk* known = nullptr) {
   for_each_tile_piece(team, p, tile, b, d0, rows, t0, len, [](float* dst, const float* src, const auto width) {
     if (int(width) == 4) device_math::async_copy_f32x4(dst, src);
     else for (int j = 0; j < int(width); ++j) device_math::async_copy_f32(dst + j, src + j);
-  });
+  }, known);
 }
 
 // Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into [n][k] tiles.
@@ -616,14 +645,21 @@ KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, f
 // tiles (step stride bc_step), the tiled forward's layout: a thread reads its consecutive states of
 // a step at compile-time offsets from one pointer. The layout transposes B and C, so elements go one
 // float at a time: consecutive threads take consecutive steps where seqlen is contiguous (a warp's
-// reads coalesce), else consecutive states.
+// reads coalesce), else consecutive states. The walk's inner extent is bc_steps_inner(p, len);
+// known: a walk's start over it (TeamWalk::start), or nullptr.
+KOKKOS_INLINE_FUNCTION bool bc_steps_fastest(const Params& p) { return p.st.B_time == 1 && p.st.C_time == 1; }
+KOKKOS_INLINE_FUNCTION unsigned bc_steps_inner(const Params& p, index_t len) {
+  return bc_steps_fastest(p) ? unsigned(len) : unsigned(p.dstate);
+}
 template <class Member>
 KOKKOS_INLINE_FUNCTION void issue_bc_steps(const Member& team, const Params& p, float* Bs, float* Cs, int bc_step,
-                                           index_t b, index_t g, index_t t0, index_t len) {
-  const bool steps_fastest = p.st.B_time == 1 && p.st.C_time == 1;
+                                           index_t b, index_t g, index_t t0, index_t len,
+                                           const TeamWalk* known = nullptr) {
+  const bool steps_fastest = bc_steps_fastest(p);
   const unsigned states = unsigned(p.dstate), steps = unsigned(len);
   const index_t atB = p.B_step(b, g, 0, t0), atC = p.C_step(b, g, 0, t0);
-  for (TeamWalk e(team, steps_fastest ? steps : states); e.within(steps_fastest ? states : steps); e.next()) {
+  for (TeamWalk e = TeamWalk::start(team, bc_steps_inner(p, len), known); e.within(steps_fastest ? states : steps);
+       e.next()) {
     const unsigned n = steps_fastest ? e.outer : e.inner, k = steps_fastest ? e.inner : e.outer;
     device_math::async_copy_f32(Bs + k * unsigned(bc_step) + n, p.B + atB + n * p.st.B_state + k * p.st.B_time);
     device_math::async_copy_f32(Cs + k * unsigned(bc_step) + n, p.C + atC + n * p.st.C_state + k * p.st.C_time);
@@ -683,8 +719,14 @@ struct ForwardTiled {
     for (; k < end; ++k) steps<1, kNormal>(set, out_row, row, part, k, h, A2, D_d);
   }
 
-  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, float* set, index_t b, index_t g, index_t d0,
-                                         index_t rows, index_t t0, index_t len) const {
+  // Each thread's starts of the walks over a full tile (time_tile steps, or seqlen if shorter),
+  // computed once per team: only a shorter last tile divides again (TeamWalk::start).
+  struct FullTileWalks {
+    TeamWalk runs, bc;
+  };
+
+  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, const FullTileWalks& full, float* set, index_t b,
+                                         index_t g, index_t d0, index_t rows, index_t t0, index_t len) const {
     const TileBuffers& s = p.tiled_scratch.in;
     SequenceTile tile;
     tile.row = s.row;
@@ -692,14 +734,24 @@ struct ForwardTiled {
     tile.src[1] = p.delta; tile.dst[1] = set + s.dt;
     tile.count = 2;
     if (s.z >= 0) { tile.src[2] = p.z; tile.dst[2] = set + s.z; tile.count = 3; }
-    issue_sequence_tile(team, p, tile, b, d0, rows, t0, len);
-    issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len);
+    issue_sequence_tile(team, p, tile, b, d0, rows, t0, len, &full.runs);
+    issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full.bc);
     device_math::async_copy_commit();
   }
 
-  // In place over the landed tile: raw delta → dt = softplus(raw + bias), z → act(z).
-  KOKKOS_INLINE_FUNCTION void prepare_tile(const Member& team, float* set, index_t d0, index_t rows, index_t t0,
-                                           index_t len) const {
+  // In place over the landed tile: raw delta → dt = softplus(raw + bias), z → act(z). The gate
+  // and softplus choices are made once per tile, outside the element loop (one compiled loop per
+  // combination; as per-element branches they cost ~12 instructions an element: speed-notes §16).
+  KOKKOS_INLINE_FUNCTION void prepare_tile(const Member& team, const FullTileWalks& full, float* set, index_t d0,
+                                           index_t rows, index_t t0, index_t len) const {
+    with_gate_kind(p.gate, [&](const auto gate) {
+      if (p.softplus) prepare_runs<true>(team, full, set, d0, rows, t0, len, gate);
+      else prepare_runs<false>(team, full, set, d0, rows, t0, len, gate);
+    });
+  }
+  template <bool kSoftplus, class Gate>
+  KOKKOS_INLINE_FUNCTION void prepare_runs(const Member& team, const FullTileWalks& full, float* set, index_t d0,
+                                           index_t rows, index_t t0, index_t len, Gate) const {
     const TileBuffers& s = p.tiled_scratch.in;
     for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const auto width) {
       const float bias = p.has_delta_bias ? device_math::load_readonly(p.delta_bias + d0 + row) : 0.0f;
@@ -708,10 +760,10 @@ struct ForwardTiled {
       SCANLAB_UNROLL
       for (int j = 0; j < int(width); ++j) {
         const float r = dt[j] + bias;
-        dt[j] = p.softplus ? Act::softplus(r) : r;
-        if (z) z[j] = Act::gate(p.gate, z[j]).act;
+        dt[j] = kSoftplus ? Act::softplus(r) : r;
+        if (z) z[j] = Act::gate(Gate::value, z[j]).act;
       }
-    });
+    }, &full.runs);
   }
 
   // kJ consecutive steps from k of this thread's channel: inputs from the tile, its kM states in
@@ -756,8 +808,9 @@ struct ForwardTiled {
   }
 
   // out = (Σ shares, in part order) · act(z) for every (channel, step) of the tile, coalesced.
-  KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const float* set, const float* shares, index_t b,
-                                         index_t d0, index_t rows, index_t t0, index_t len) const {
+  KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const FullTileWalks& full, const float* set,
+                                         const float* shares, index_t b, index_t d0, index_t rows, index_t t0,
+                                         index_t len) const {
     const TileBuffers& s = p.tiled_scratch.in;
     const index_t tile_at = p.seq(b, d0, t0);
     for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const auto width) {
@@ -780,7 +833,7 @@ struct ForwardTiled {
         for (int j = 0; j < 3; ++j)  // a constant bound keeps v in registers (a run-time one put it in local memory)
           if (j < int(width)) at[j] = v[j];
       }
-    });
+    }, &full.runs);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -794,6 +847,9 @@ struct ForwardTiled {
     const index_t row = thread / kS;
     const int part = int(thread % kS);
     const index_t first_state = index_t(part) * kM;
+    // (the maxima guard the division where a problem has no steps: the tile loop then never runs)
+    const unsigned full_runs = unsigned(tile_end(0) + 3) / 4, full_bc = bc_steps_inner(p, tile_end(0));
+    const FullTileWalks full{TeamWalk(team, full_runs > 0 ? full_runs : 1u), TeamWalk(team, full_bc > 0 ? full_bc : 1u)};
     for (index_t pass = 0; pass < passes; ++pass) {
       const index_t first = w.tile * p.channels_per_team + pass * R;
       const index_t rows = min_index(R, p.channels_per_group - first);
@@ -818,15 +874,15 @@ struct ForwardTiled {
       const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
       index_t next_save = 0;  // the next chunk start, where the state is saved for the backward
 
-      issue_tile(team, base, w.b, w.g, d0, rows, 0, tile_end(0));
+      issue_tile(team, full, base, w.b, w.g, d0, rows, 0, tile_end(0));
       int buf = 0;
       for (index_t t0 = 0; t0 < p.seqlen;) {
         const index_t t1 = tile_end(t0), len = t1 - t0;
         float* const set = base + buf * s.buffer;
         dm::async_copy_wait<0>();
         team.team_barrier();  // tile t0 has landed; the previous tile is stored (its buffer is free)
-        if (t1 < p.seqlen) issue_tile(team, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, rows, t1, tile_end(t1) - t1);
-        prepare_tile(team, set, d0, rows, t0, len);
+        if (t1 < p.seqlen) issue_tile(team, full, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, rows, t1, tile_end(t1) - t1);
+        prepare_tile(team, full, set, d0, rows, t0, len);
         team.team_barrier();  // dt and act(z) are in the tile
         if (active) {
           float* const out_row = shares + thread * s.row;
@@ -866,7 +922,7 @@ struct ForwardTiled {
           }
         }
         team.team_barrier();  // every share of y is written
-        store_tile(team, set, shares, w.b, d0, rows, t0, len);
+        store_tile(team, full, set, shares, w.b, d0, rows, t0, len);
         t0 = t1;
         buf ^= 1;
       }
@@ -982,6 +1038,17 @@ struct BackwardTiled {
     const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
     const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
     const float* const A_row = p.A + d * p.dstate;
+    // The range of this thread's decay rates (A·log2 e over its states), so that a chunk decides
+    // once for all of them whether a decay can leave the normal range (a per-state test kept the
+    // chunk's dt range live over the states: under the 128-register cap it was recomputed, 18
+    // instructions a state, in the session-9 per-SASS counts; speed-notes §17).
+    float A2_lo = 0.0f, A2_hi = 0.0f;
+    for (int i = 0; i < M; ++i) {
+      const float A2 = dm::load_readonly(A_row + part + kS * i) * 1.4426950408889634f;
+      A2_lo = i == 0 || A2 < A2_lo ? A2 : A2_lo;  // a NaN rate leaves the range as it is: see below
+      A2_hi = i == 0 || A2 > A2_hi ? A2 : A2_hi;
+      if (A2 != A2) A2_lo = A2_hi = A2;  // NaN: no chunk takes the flush-to-zero path
+    }
     const index_t step = p.st.seq_time;
     const int bc_row = int(bs.bc_row), P = int(bs.contrib_row);
     float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
@@ -1027,6 +1094,9 @@ struct BackwardTiled {
         dt_lo = fminf(dt_lo, dt[k]);
         dt_hi = fmaxf(dt_hi, dt[k]);
       }
+      // Every decay of the chunk, all states, is normal: the flush-to-zero exp2 gives the same bits
+      // without the fix-up. Else every state takes the fix-up (exact either way).
+      const bool chunk_normal = exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi);
       // State n's chunk-start state and decay rate, loaded one state ahead (their latency hides
       // behind a state's work).
       const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
@@ -1045,7 +1115,7 @@ struct BackwardTiled {
         const float* const Cn = Cs + n * bc_row;
         float h[kK], a[kK], Bk[kK];
         float hp = h_start;
-        if (exp2_stays_normal(dt_lo, dt_hi, A2, A2)) {  // the same bits without the fix-up
+        if (chunk_normal) {
           SCANLAB_UNROLL
           for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
         } else {

@@ -109,7 +109,8 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         reports/results/h200/2026-11-29-s3-speed/; for the forward split, 2026-11-30-s4/fix/:
 //         split 2 beat 1 and 4 at the anchor, 1.33 against 1.92 and 2.04 ms; for the backward's,
 //         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms),
-//         fast_activations 0 (the SFU forms are tiled's second tune candidate until timed);
+//         fast_activations 1 (the SFU forms: 0.88-0.94x the library forms' time on the
+//         dstate-16 shapes, a tie at 64: 2026-12-01-s9/);
 //     otherwise with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
 //         min(64, cpg↑), chunk_len 8;
 //     otherwise forward only, batch·dim >= 16384: "sequential", teams of min(64, cpg↑);

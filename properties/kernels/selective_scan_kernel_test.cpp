@@ -515,6 +515,13 @@ TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
   EXPECT_EQ(sigmoid_sfu_f32(-INFINITY), 0.0f);
   EXPECT_GT(sigmoid_sfu_f32(-100.0f), 0.0f);
   EXPECT_TRUE(std::isnan(sigmoid_sfu_f32(NAN)));
+  // Above mamba_ssm's threshold (20) the forms give the threshold's values bit for bit, so the
+  // tiled kernels call them without the test (Activations<true>).
+  for (float x = 20.0f; x < 1e30f; x = x < 20.2f ? std::nextafter(x, INFINITY) : x * 1.01f) {  // every float to 20.2
+    ASSERT_EQ(softplus_sfu_f32(x), x) << x;
+    ASSERT_EQ(sigmoid_sfu_f32(x), 1.0f) << x;
+  }
+  EXPECT_EQ(softplus_sfu_f32(INFINITY), INFINITY);
 }
 
 // The rule picks "tiled" where batch·dim is large (training and inference), else "chunked"; it
@@ -530,6 +537,8 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
     EXPECT_EQ(h.impl, s.b * s.d >= 16384 ? "tiled" : "chunked") << s.b << "x" << s.d;
     EXPECT_EQ(h.dstate_static, int(s.n));
     EXPECT_EQ(h.scratch_level, 0) << h.to_json().dump();
+    // the SFU activation forms where they are compiled in (tiled), timed faster on the H200
+    EXPECT_EQ(h.fast_activations, h.impl == "tiled" ? 1 : 0) << h.to_json().dump();
     SelectiveScanProblem inference = p;
     inference.with_backward = inference.has_dlast_state = false;
     const auto hi = kernels::selective_scan_heuristic_config(inference, BackendKind::cuda);

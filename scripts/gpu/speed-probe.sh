@@ -5,13 +5,15 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab [BASELINE_CONFIG='{...}']] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run). NCU_CONFIG: a config
 # patch for the profiled anchor pass (e.g. '{"fast_activations":1}'); the heuristic's otherwise.
 # BASELINE: another build's binary (scripts/gpu/build-baseline.sh REV; carry it too) whose tiled
-# sweep runs in the same call, as implementation scanlab-baseline: an A/B side by side.
-# Carry build/cuda/scanlab and .peers (a built mamba_ssm in .peers/built is reused), or .peers/src
-# alone when the working tree leaves less than .peers's 15 MB under the 64 MiB carry limit.
+# sweep runs in the same call, as implementation scanlab-baseline: an A/B side by side;
+# BASELINE_CONFIG: a config patch over its heuristic (e.g. to match a field the heuristic changed).
+# Carry the binaries compressed (scripts/gpu/carry.sh pack here, carry.sh unpack first in the
+# call; carry build/carry) and .peers/src (or .peers, whose built mamba_ssm in .peers/built is
+# reused, where the 64 MiB limit leaves room for its 15 MB).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${1:?usage: speed-probe.sh OUT_DIR [BUDGET_S]}"
@@ -55,11 +57,12 @@ run $scanlab check selective_scan --backend cuda --impl tiled --cases 1000 --see
 echo "check selective_scan tiled exit $?" | tee -a "$out/check-selective_scan-tiled.txt"
 run $scanlab check state_space_v1 --backend cuda --impl tiled --cases 500 --seed 44 > "$out/check-state_space_v1-tiled.txt" 2>&1
 echo "check state_space_v1 tiled exit $?" | tee -a "$out/check-state_space_v1-tiled.txt"
-# The tiled kernels with the SFU activation forms (MUFU's own error only shows on the GPU).
+# The tiled kernels with the library activation forms (the heuristic's are the SFU forms, whose
+# MUFU error only shows on the GPU: the checks above).
 for op in selective_scan state_space_v1; do
-  run $scanlab check $op --backend cuda --impl tiled --config '{"fast_activations":1}' --cases 500 --seed 48 \
-      > "$out/check-$op-tiled-sfu.txt" 2>&1
-  echo "check $op tiled fast_activations 1 exit $?" | tee -a "$out/check-$op-tiled-sfu.txt"
+  run $scanlab check $op --backend cuda --impl tiled --config '{"fast_activations":0}' --cases 500 --seed 48 \
+      > "$out/check-$op-tiled-library.txt" 2>&1
+  echo "check $op tiled fast_activations 0 exit $?" | tee -a "$out/check-$op-tiled-library.txt"
 done
 # Every implementation and config axis (state_split 1, 2, 4 among them) drawn at random.
 run $scanlab check selective_scan --backend cuda --impl random --cases 1000 --seed 45 > "$out/check-selective_scan-random.txt" 2>&1
@@ -70,7 +73,7 @@ for impl in ${IMPLS:-tiled chunked}; do
 done
 if [ -n "${BASELINE:-}" ]; then
   run "$BASELINE" sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache \
-      --implementation scanlab-baseline --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" \
+      --implementation scanlab-baseline ${BASELINE_CONFIG:+--config "$BASELINE_CONFIG"} --direction fwd,bwd,fwdbwd "${opts[@]}" --shapes "$shapes" \
       --out "$out/selective_scan-tiled-baseline.json"
   cp "$(dirname "$BASELINE")/REV" "$out/baseline-REV.txt" 2>/dev/null
 fi
