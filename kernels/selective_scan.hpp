@@ -1015,6 +1015,27 @@ struct BackwardTiled {
     }
   }
 
+  // A column's sum over `rows` rows (16-byte aligned): four interleaved partial sums of 16-byte
+  // reads, then the tail, then (s0 + s1) + (s2 + s3). kRows: rows known at compile time, or 0.
+  template <int kRows>
+  static KOKKOS_FORCEINLINE_FUNCTION float column_sum(const float* column, int rows) {
+    streaming::Float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
+    const auto add = [&](const int r) {
+      const streaming::Float4 v = load4(column + 4 * r);
+      acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+    };
+    if constexpr (kRows != 0) {
+      static_assert(kRows % 4 == 0, "whole quads");
+      SCANLAB_UNROLL
+      for (int r = 0; r < kRows / 4; ++r) add(r);
+    } else {
+      const int quads = rows / 4;
+      for (int r = 0; r < quads; ++r) add(r);
+      for (int r = 4 * quads; r < rows; ++r) acc.x += column[r];
+    }
+    return (acc.x + acc.y) + (acc.z + acc.w);
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     namespace dm = device_math;
     const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
@@ -1130,9 +1151,11 @@ struct BackwardTiled {
         }
         float* const contrib = block + part * (2 * kK * P) + row;
         float g = adjoint[i * T], dA_chunk = 0.0f;
+        float Cs_n[kK];
+        load_run<kK>(Cn, Cs_n);  // 16-byte reads (8 scalar ones before: §18)
         SCANLAB_UNROLL
         for (int k = kK - 1; k >= 0; --k) {
-          const float Ck = Cn[k];
+          const float Ck = Cs_n[k];
           y[k] += Ck * h[k];
           g += Ck * dy[k];  // ∂ℒ/∂h_k
           const float h_prev = k > 0 ? h[k - 1] : h_start;
@@ -1155,19 +1178,14 @@ struct BackwardTiled {
         dm::group_barrier(team, R == 32);
         // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
         // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
+        // With 32 rows (the heuristic's teams) the loop is unrolled at compile time (§18); the
+        // same additions in the same order either way.
         for (int c = row; c < 2 * kK; c += R) {
           const int k = c % kK;
           if (k >= len) continue;
           const index_t state = part + kS * i;
           const float* const column = block + (part * 2 * kK + c) * P;
-          const int quads = R / 4;
-          streaming::Float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
-          for (int r = 0; r < quads; ++r) {
-            const streaming::Float4 v = load4(column + 4 * r);
-            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
-          }
-          for (int r = 4 * quads; r < R; ++r) acc.x += column[r];
-          const float sum = (acc.x + acc.y) + (acc.z + acc.w);
+          const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
           (c < kK ? dB_sums : dC_sums).at(state, k) = sum;
         }
       }
