@@ -1066,9 +1066,9 @@ struct BackwardTiled {
     float A2_lo = 0.0f, A2_hi = 0.0f;
     for (int i = 0; i < M; ++i) {
       const float A2 = dm::load_readonly(A_row + part + kS * i) * 1.4426950408889634f;
-      A2_lo = i == 0 || A2 < A2_lo ? A2 : A2_lo;  // a NaN rate leaves the range as it is: see below
+      A2_lo = i == 0 || A2 < A2_lo ? A2 : A2_lo;  // once NaN, a bound stays NaN (comparisons are false)
       A2_hi = i == 0 || A2 > A2_hi ? A2 : A2_hi;
-      if (A2 != A2) A2_lo = A2_hi = A2;  // NaN: no chunk takes the flush-to-zero path
+      if (A2 != A2) A2_lo = A2_hi = A2;  // a NaN rate: exp2_stays_normal answers false for every chunk
     }
     const index_t step = p.st.seq_time;
     const int bc_row = int(bs.bc_row), P = int(bs.contrib_row);

@@ -578,7 +578,7 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.chunk_len = 8;
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
-      // (forward 0.90-0.94x the library forms' time, fwd+bwd 0.88-0.91x), a tie at dstate 64
+      // (forward 0.90-0.94x the library forms' time, fwd+bwd 0.88-0.94x), a tie at dstate 64
       // (reports/results/h200/2026-12-01-s9/, one call; reports/speed-notes.md §14).
       c.fast_activations = 1;
     } else if (p.with_backward) {
