@@ -611,12 +611,16 @@ KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params
   }, known);
 }
 
+// Per-step B and C both contiguous along seqlen (selective_scan's (b, g, n, t)), not along the
+// states (state_space_v1's (b, t, n)).
+KOKKOS_INLINE_FUNCTION bool bc_steps_fastest(const Params& p) { return p.st.B_time == 1 && p.st.C_time == 1; }
+
 // Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into [n][k] tiles.
 template <class Member>
 KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, float* Bs, float* Cs, index_t bc_row,
                                           index_t b, index_t g, index_t t0, index_t len) {
   namespace dm = device_math;
-  if (p.st.B_time == 1 && p.st.C_time == 1 && p.seqlen % 4 == 0 && t0 % 4 == 0) {
+  if (bc_steps_fastest(p) && p.seqlen % 4 == 0 && t0 % 4 == 0) {
     const int quads = int(len + 3) / 4;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(p.dstate) * quads), [&](const int i) {
       const int n = i / quads, k = (i % quads) * 4;
@@ -647,7 +651,6 @@ KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, f
 // float at a time: consecutive threads take consecutive steps where seqlen is contiguous (a warp's
 // reads coalesce), else consecutive states. The walk's inner extent is bc_steps_inner(p, len);
 // known: a walk's start over it (TeamWalk::start), or nullptr.
-KOKKOS_INLINE_FUNCTION bool bc_steps_fastest(const Params& p) { return p.st.B_time == 1 && p.st.C_time == 1; }
 KOKKOS_INLINE_FUNCTION unsigned bc_steps_inner(const Params& p, index_t len) {
   return bc_steps_fastest(p) ? unsigned(len) : unsigned(p.dstate);
 }

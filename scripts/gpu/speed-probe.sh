@@ -7,7 +7,7 @@
 # OUT_DIR.tar.gz on exit.
 #   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}'] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab [BASELINE_CONFIG='{...}']] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run). NCU_CONFIG: a config
-# patch for the profiled anchor pass (e.g. '{"fast_activations":1}'); the heuristic's otherwise.
+# patch for the profiled anchor pass (e.g. '{"fast_activations":0}'); the heuristic's otherwise.
 # BASELINE: another build's binary (scripts/gpu/build-baseline.sh REV; carry it too) whose tiled
 # sweep runs in the same call, as implementation scanlab-baseline: an A/B side by side;
 # BASELINE_CONFIG: a config patch over its heuristic (e.g. to match a field the heuristic changed).
