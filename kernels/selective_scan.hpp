@@ -143,6 +143,7 @@ struct Params {
   index_t channels_per_team = 1, team_size = 1, fwd_tiles = 1, time_tile = 1;
   index_t chunk_len = 1, num_chunks = 1;
   index_t bwd_channels_per_team = 1, bwd_team_size = 1, bwd_tiles = 1, channel_segments = 1;
+  index_t time_segments = 1, chunks_per_segment = 1;  // "tiled"'s backward (workspace layout)
   int scratch_level = 0;
 
   SelectiveScanStrides st;
@@ -154,6 +155,7 @@ struct Params {
   float *dz = nullptr, *ddelta_bias = nullptr, *dinitial_state = nullptr;
 
   float *chunk_states = nullptr, *chunk_local = nullptr, *chunk_decay = nullptr;
+  float *segment_adjoint = nullptr, *segment_decay = nullptr;
   float *part_dA = nullptr, *part_dB_channel = nullptr, *part_dC_channel = nullptr;
   float *part_dD = nullptr, *part_ddelta_bias = nullptr, *part_dB_step = nullptr, *part_dC_step = nullptr;
 
@@ -983,6 +985,12 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
 // part is one warp, R = 32, else a team barrier). At the chunk's end part 0 adds the kS shares in
 // part order and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
 // the partials that ReduceChannelPartials sums in a fixed order.
+// Time segments (bwd_time_segments, for problems whose channels alone leave the device idle): a
+// team walks only its segment's chunks, starting from the adjoint at the segment's end. That
+// adjoint comes from a summary pass first (kSummary: the same teams over segments 1.., each
+// state's adjoint walked back from zero over its segment, g ← (g + C·dy)·exp(dt·A) as below, and
+// the segment's Π exp(dt·A)), applied to dlast_state from the last segment down; each segment's
+// dA, dD, ddelta_bias are partials of their own (segment-major, summed in order).
 // Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
 struct StepSums {
   float* base;
@@ -990,7 +998,7 @@ struct StepSums {
   KOKKOS_INLINE_FUNCTION float& at(index_t n, index_t k) const { return base[n * state_stride + k * step_stride]; }
 };
 
-template <class Space, int kK, int kS, bool kSfuActivations>
+template <class Space, int kK, int kS, bool kSfuActivations, bool kSummary = false>
 struct BackwardTiled {
   using Act = Activations<kSfuActivations>;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
@@ -1042,7 +1050,11 @@ struct BackwardTiled {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     namespace dm = device_math;
     const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
-    const TeamWork w = team_work(team.league_rank(), 1, p.bwd_tiles, p.groups);
+    // The team's segment (its chunks [first_chunk, end_chunk)); no summary of segment 0 is needed.
+    const TeamWork w = team_work(team.league_rank(), kSummary ? p.time_segments - 1 : p.time_segments, p.bwd_tiles, p.groups);
+    const index_t segment = w.chunk + (kSummary ? 1 : 0);
+    const index_t first_chunk = segment * p.chunks_per_segment;
+    const index_t end_chunk = min_index(p.num_chunks, first_chunk + p.chunks_per_segment);
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
     const int thread = team.team_rank(), T = int(p.bwd_team_size), R = T / kS, M = int(p.dstate) / kS;
     // Part-major: a warp's lanes are 32 channels of one part, so part 0's work at a chunk's end
@@ -1053,11 +1065,19 @@ struct BackwardTiled {
     const bool active = row < rows;
     const index_t d = d0 + (active ? row : 0);
     float* const adjoint = base + bs.adjoint + thread;  // [i][thread]
-    float* const dA_sum = base + bs.dA + thread;
+    float* const dA_sum = base + bs.dA + thread;         // the summary pass: the segment's decay product
     for (int i = 0; i < M; ++i) {
       const index_t n = part + kS * i;
-      adjoint[i * T] = active && p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
-      dA_sum[i * T] = 0.0f;
+      float g = 0.0f;  // the summary pass starts from zero
+      if (!kSummary && active) {
+        g = p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
+        for (index_t later = p.time_segments - 1; later > segment; --later) {  // the segments after this one, last first
+          const index_t at = p.channel_partial(w.b, later, n, d);
+          g = p.segment_decay[at] * g + p.segment_adjoint[at];
+        }
+      }
+      adjoint[i * T] = g;
+      dA_sum[i * T] = kSummary ? 1.0f : 0.0f;
     }
     const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
     const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
@@ -1077,13 +1097,13 @@ struct BackwardTiled {
     const int bc_row = int(bs.bc_row), P = int(bs.contrib_row);
     float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
 
-    issue_chunk(team, base, w.b, w.g, p.num_chunks - 1, 0);
+    issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0);
     int buf = 0;
-    for (index_t chunk = p.num_chunks - 1; chunk >= 0; --chunk) {
+    for (index_t chunk = end_chunk - 1; chunk >= first_chunk; --chunk) {
       const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
       dm::async_copy_wait<0>();
       team.team_barrier();  // this chunk's B, C have landed; every thread is done with the other buffer
-      if (chunk > 0) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1);
+      if (chunk > first_chunk) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1);
       const float* const Bs = base + buf * bs.bc_buffer + bs.B;
       const float* const Cs = base + buf * bs.bc_buffer + bs.C;
       const index_t at = p.seq(w.b, d, t0);
@@ -1121,6 +1141,11 @@ struct BackwardTiled {
       // Every decay of the chunk, all states, is normal: the flush-to-zero exp2 gives the same bits
       // without the fix-up. Else every state takes the fix-up (exact either way).
       const bool chunk_normal = exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi);
+      if constexpr (kSummary) {
+        summarize_chunk(Cs, A_row, part, adjoint, dA_sum, T, M, bc_row, dt, dy, chunk_normal);
+        buf ^= 1;
+        continue;
+      }
       // State n's chunk-start state and decay rate, loaded one state ahead (their latency hides
       // behind a state's work).
       const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
@@ -1247,13 +1272,49 @@ struct BackwardTiled {
 
     if (!active) return;
     for (int i = 0; i < M; ++i) {
-      const index_t n = part + kS * i;
-      if (p.has_initial_state) p.dinitial_state[p.state(w.b, d, n)] = adjoint[i * T];
-      p.part_dA[p.channel_partial(w.b, 0, n, d)] = dA_sum[i * T];
+      const index_t n = part + kS * i, at = p.channel_partial(w.b, segment, n, d);
+      if (kSummary) {
+        p.segment_adjoint[at] = adjoint[i * T];
+        p.segment_decay[at] = dA_sum[i * T];
+        continue;
+      }
+      if (p.has_initial_state && segment == 0) p.dinitial_state[p.state(w.b, d, n)] = adjoint[i * T];
+      p.part_dA[at] = dA_sum[i * T];
     }
-    if (part != 0) return;
-    if (p.has_D) p.part_dD[p.channel_partial(w.b, 0, d)] = dD_sum;
-    if (p.has_delta_bias) p.part_ddelta_bias[p.channel_partial(w.b, 0, d)] = ddelta_bias_sum;
+    if (kSummary || part != 0) return;
+    if (p.has_D) p.part_dD[p.channel_partial(w.b, segment, d)] = dD_sum;
+    if (p.has_delta_bias) p.part_ddelta_bias[p.channel_partial(w.b, segment, d)] = ddelta_bias_sum;
+  }
+
+  // The summary pass's work on one chunk: each of the thread's states walks its adjoint back over
+  // the chunk from the running value (g ← (g + C·dy)·exp(dt·A), the main pass's own steps without
+  // the gradients) and multiplies its decays into the segment's product. Steps past the chunk's
+  // length add nothing: their dt and dy are zero (a decay of 1) and their C was zeroed.
+  KOKKOS_FORCEINLINE_FUNCTION void summarize_chunk(const float* Cs, const float* A_row, int part, float* adjoint,
+                                                   float* decay, int T, int M, int bc_row, const float (&dt)[kK],
+                                                   const float (&dy)[kK], bool chunk_normal) const {
+    for (int i = 0; i < M; ++i) {
+      const int n = part + kS * i;
+      const float A2 = device_math::load_readonly(A_row + n) * 1.4426950408889634f;
+      float a[kK], Cn[kK];
+      if (chunk_normal) {
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
+      } else {
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
+      }
+      load_run<kK>(Cs + n * bc_row, Cn);
+      float g = adjoint[i * T], product = decay[i * T];
+      SCANLAB_UNROLL
+      for (int k = kK - 1; k >= 0; --k) {
+        g += Cn[k] * dy[k];
+        g *= a[k];
+        product *= a[k];
+      }
+      adjoint[i * T] = g;
+      decay[i * T] = product;
+    }
   }
 };
 
@@ -1618,6 +1679,7 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   q.num_chunks = w.layout.num_chunks;
   q.bwd_channels_per_team = c.bwd_channels_per_team; q.bwd_team_size = c.bwd_team_size;
   q.bwd_tiles = w.layout.bwd_tiles; q.channel_segments = w.layout.channel_segments;
+  q.time_segments = w.layout.time_segments; q.chunks_per_segment = w.layout.chunks_per_segment;
   q.scratch_level = c.scratch_level;
   q.st = selective_scan_strides(p, t.layout);
   q.u = data_or_null(t.u); q.delta = data_or_null(t.delta); q.A = data_or_null(t.A);
@@ -1633,6 +1695,7 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   auto at = [ws](std::int64_t offset) { return offset >= 0 && ws ? ws + offset : nullptr; };
   const auto& l = w.layout;
   q.chunk_states = at(l.chunk_states); q.chunk_local = at(l.chunk_local); q.chunk_decay = at(l.chunk_decay);
+  q.segment_adjoint = at(l.segment_adjoint); q.segment_decay = at(l.segment_decay);
   q.part_dA = at(l.part_dA); q.part_dB_channel = at(l.part_dB_channel); q.part_dC_channel = at(l.part_dC_channel);
   q.part_dD = at(l.part_dD); q.part_ddelta_bias = at(l.part_ddelta_bias);
   q.part_dB_step = at(l.part_dB_step); q.part_dC_step = at(l.part_dC_step);
@@ -1824,10 +1887,16 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   if (c.impl == "tiled") {
     auto launch = [&](auto chunk, auto split, auto sfu) {
       constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value;
-      Kokkos::parallel_for("scanlab::selective_scan_backward_tiled",
-                           detail::team_policy<Space, detail::TiledBackwardBounds<kK>>(space, teams, q.bwd_team_size, 0,
-                                                                                       q.tiled_bwd_scratch.total),
-                           detail::BackwardTiled<Space, kK, kS, decltype(sfu)::value>{q});
+      constexpr bool kSfu = decltype(sfu)::value;
+      auto policy = [&](index_t league) {
+        return detail::team_policy<Space, detail::TiledBackwardBounds<kK>>(space, league, q.bwd_team_size, 0,
+                                                                            q.tiled_bwd_scratch.total);
+      };
+      if (q.time_segments > 1)  // every segment after the first needs its end adjoint
+        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segment_summary",
+                             policy(teams * (q.time_segments - 1)), detail::BackwardTiled<Space, kK, kS, kSfu, true>{q});
+      Kokkos::parallel_for("scanlab::selective_scan_backward_tiled", policy(teams * q.time_segments),
+                           detail::BackwardTiled<Space, kK, kS, kSfu>{q});
     };
     auto with_split = [&](auto chunk) {
       detail::dispatch_split(c.bwd_state_split, [&](auto split) {

@@ -206,7 +206,9 @@ std::int64_t forward_league(const SelectiveScanProblem& p, const SelectiveScanCo
 
 std::int64_t backward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   const std::int64_t tiles = ceil_div(p.channels_per_group(), c.bwd_channels_per_team);
-  return p.batch * p.groups * tiles * (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : 1);
+  const std::int64_t chunks = ceil_div(p.seqlen, c.chunk_len);
+  return p.batch * p.groups * tiles *
+         (is_chunked(c) ? chunks : c.impl == "tiled" ? std::min<std::int64_t>(chunks, c.bwd_time_segments) : 1);
 }
 
 }  // namespace
@@ -232,6 +234,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
       "fast_activations: tiled's softplus and silu sigma from the SFU (1: MUFU exp2 and reciprocal) or the library's "
       "expf, log1pf and division (0); 0 otherwise",
+      "bwd_time_segments: tiled's backward splits the chunks into up to this many time segments run in parallel "
+      "(a summary pass gives each its end adjoint); 1 otherwise",
   };
 }
 
@@ -266,7 +270,14 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
   const std::int64_t B = p.batch, D = p.dim, N = p.dstate, L = p.seqlen, G = p.groups;
   const bool chunked = is_chunked(c);
   w.num_chunks = ceil_div(L, c.chunk_len);
-  w.channel_segments = chunked ? w.num_chunks : 1;
+  // "tiled"'s time segments: whole chunks, as even as they go (asking for more segments than
+  // chunks gives one chunk each).
+  w.chunks_per_segment = w.num_chunks;
+  if (c.impl == "tiled" && p.with_backward && c.bwd_time_segments > 1 && w.num_chunks > 1) {
+    w.chunks_per_segment = ceil_div(w.num_chunks, std::min<std::int64_t>(c.bwd_time_segments, w.num_chunks));
+    w.time_segments = ceil_div(w.num_chunks, w.chunks_per_segment);
+  }
+  w.channel_segments = chunked ? w.num_chunks : w.time_segments;
   w.bwd_tiles = ceil_div(p.channels_per_group(), c.bwd_channels_per_team);
   const std::int64_t S = w.num_chunks, P = w.channel_segments, T = w.bwd_tiles;
   if (product({B, S, N, D}) * 8 + product({B, G, T, N, L}) * 2 > double(kMaxElements)) {
@@ -279,6 +290,10 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
   if (chunked) {
     w.chunk_local = take(B * S * N * D);
     w.chunk_decay = take(B * S * N * D);
+  }
+  if (w.time_segments > 1) {
+    w.segment_adjoint = take(B * P * N * D);
+    w.segment_decay = take(B * P * N * D);
   }
   if (p.with_backward) {
     w.part_dA = take(B * P * N * D);
@@ -304,7 +319,9 @@ std::int64_t selective_scan_workspace_bytes(const SelectiveScanProblem& p, const
 //     and the final pass reads the start states (B·S·N·D);
 //   backward: reads the chunk-start states (B·S·N·D) and writes then reads every partial;
 //     chunked adds the local adjoint pass (re-reads delta, dout, z and a per-step C; writes
-//     B·S·N·D) and the reverse carry (reads local adjoints and decays, writes end adjoints).
+//     B·S·N·D) and the reverse carry (reads local adjoints and decays, writes end adjoints);
+//     tiled with P time segments adds the summary pass over segments 1..P-1 (re-reads delta,
+//     dout, z, B and C there; writes 2·B·P·N·D), which the main pass reads back (2·B·P·N·D).
 double selective_scan_extra_bytes(const SelectiveScanProblem& p, const SelectiveScanConfig& c, Pass pass) {
   const auto w = selective_scan_workspace_layout(p, c);
   if (w.total_floats < 0) return 0;
@@ -324,6 +341,11 @@ double selective_scan_extra_bytes(const SelectiveScanProblem& p, const Selective
     for (std::int64_t off : {w.part_dB_step, w.part_dC_step}) if (off >= 0) partials += double(p.batch) * p.groups * w.bwd_tiles * p.dstate * p.seqlen;
     floats += 2 * partials;
     if (is_chunked(c)) floats += (2 + (p.has_z ? 1 : 0)) * bdl + bc_C + bsnd + 3 * bsnd;
+    if (w.time_segments > 1) {  // tiled's summary pass re-reads delta, dout, z, B and C of segments 1..
+      const double share = double(w.time_segments - 1) / double(w.time_segments);
+      const double bpnd = double(p.batch) * w.time_segments * p.dstate * p.dim;
+      floats += share * ((2 + (p.has_z ? 1 : 0)) * bdl + bc_B + bc_C) + 2 * bpnd + 2 * bpnd;
+    }
   }
   return 4.0 * floats;
 }
@@ -383,6 +405,10 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     divides_dstate(state_split, "state_split");
   }
   if (splits(bwd_state_split, "bwd_state_split", "backward")) divides_dstate(bwd_state_split, "bwd_state_split");
+  if (bwd_time_segments < 1)
+    why.push_back("bwd_time_segments must be at least 1, got " + std::to_string(bwd_time_segments));
+  else if (bwd_time_segments > 1 && impl != "tiled")
+    why.push_back("bwd_time_segments splits tiled's backward only: it must be 1 for " + impl);
   if (fast_activations != 0 && fast_activations != 1)
     why.push_back("fast_activations must be 0 or 1, got " + std::to_string(fast_activations));
   else if (fast_activations == 1 && impl != "tiled")
@@ -442,7 +468,8 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"scratch_level", scratch_level},
           {"state_split", state_split},
           {"bwd_state_split", bwd_state_split},
-          {"fast_activations", fast_activations}};
+          {"fast_activations", fast_activations},
+          {"bwd_time_segments", bwd_time_segments}};
 }
 
 SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
@@ -472,6 +499,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "state_split") field = &c.state_split;
     else if (key == "bwd_state_split") field = &c.bwd_state_split;
     else if (key == "fast_activations") field = &c.fast_activations;
+    else if (key == "bwd_time_segments") field = &c.bwd_time_segments;
     if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");
     if (!v.is_number_integer() || v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
       throw std::invalid_argument("selective_scan config field '" + key + "' must be an integer, got " + v.dump());
@@ -570,12 +598,19 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.time_tile = c.dstate_static >= 64 ? 8 : 16;
       // The backward likewise: two threads per channel, teams of 32 channels (64 threads), so the
       // anchor's 32768 channels fill 16 warps per SM (one thread per channel reached 7.7;
-      // reports/results/h200/2026-11-30-s5/); four at 16384 channels or fewer (same call as the
-      // forward's: fwd+bwd (2,4096,16,8192) 14.9 against 17.2 ms, (8,2048,16,2048) 4.33 against
-      // 4.99; at the anchor 7.96 against 7.21).
-      c.bwd_state_split = few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
+      // reports/results/h200/2026-11-30-s5/). Four threads per channel at 16384 channels or fewer
+      // beat two in session 6 (fwd+bwd (2,4096,16,8192) 14.9 against 17.2 ms, (8,2048,16,2048)
+      // 4.33 against 4.99; at the anchor 7.96 against 7.21), when a team walked every chunk.
+      // Where the channels alone leave SMs idle, two threads per channel and the chunks in time
+      // segments run side by side instead (bwd_time_segments): as many as fill the threads resident
+      // at the 128-register cap (16 warps per SM, a quarter of `concurrency`). Session 10's
+      // prediction (reports/speed-notes.md §19): (2,4096,16,8192) takes 4 segments, backward
+      // 9.17 → ~5 ms; (8,2048,16,2048) 2, 2.81 → ~2.3 ms.
+      c.bwd_state_split = c.dstate_static >= 2 ? 2 : 1;
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
+      const std::int64_t resident = selective_scan_backend_limits(backend).concurrency / 4;
+      c.bwd_time_segments = int(std::clamp<std::int64_t>(resident / (channels * c.bwd_state_split), 1, 16));
       c.chunk_len = 8;
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
       // (forward 0.90-0.94x the library forms' time, fwd+bwd 0.88-0.94x), a tie at dstate 64
@@ -677,8 +712,14 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         }
       }
     }
-    // tiled's backward shapes around the heuristic's: threads per channel × channels per team
+    // tiled's backward in time segments around the heuristic's count, and around its shape:
+    // threads per channel × channels per team
     if (heuristic.impl == "tiled" && p.with_backward) {
+      for (int segments : {1, 2, 4, 8}) {
+        SelectiveScanConfig c = heuristic;
+        c.bwd_time_segments = segments;
+        add(c);
+      }
       for (int split : {1, 2, 4}) {
         for (int channels : {16, 32, 64}) {
           if (spec % split != 0 || channels * split > 256) continue;

@@ -81,6 +81,10 @@ struct SelectiveScanConfig {
                                // and MUFU.RCP, sfu.hpp) instead of the library's expf, log1pf and
                                // division; compiled into the kernels, not a run-time branch; 0
                                // for the other implementations
+  int bwd_time_segments = 1;   // "tiled" backward: time segments run in parallel (a summary pass
+                               // first gives each segment its end adjoint), for problems with too
+                               // few channels to fill the device; 1 walks all chunks in one team,
+                               // and 1 for the other implementations
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).
@@ -245,8 +249,12 @@ std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const Select
 //   chunk_local     (B, S, N, D)  "chunked": a chunk's end state from zero (forward), then its
 //                   start adjoint from zero, overwritten by the end adjoint (backward)
 //   chunk_decay     (B, S, N, D)  "chunked": Π exp(dt·A) over the chunk; kept for the backward
+//   segment_adjoint (B, P, N, D)  "tiled" with time segments: a segment's start adjoint from zero
+//                   at its end
+//   segment_decay   (B, P, N, D)  likewise: Π exp(dt·A) over the segment
 //   part_dA, part_dB_channel, part_dC_channel   (B, P, N, D)  per-channel partial sums over time
-//                   (dA; time-invariant dB, dC), P = 1 ("sequential") or S ("chunked") segments
+//                   (dA; time-invariant dB, dC), P = 1 ("sequential"), S ("chunked") or the time
+//                   segments ("tiled": ⌈S / ⌈S / bwd_time_segments⌉⌉ segments of whole chunks)
 //   part_dD, part_ddelta_bias                   (B, P, D)
 //   part_dB_step, part_dC_step   (B, G, T, N, L)  per-step dB, dC summed over each backward
 //                   team's channels, T = ⌈(D/G) / bwd_channels_per_team⌉ teams per group; absent
@@ -254,7 +262,8 @@ std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const Select
 // Total O(B·D·N·L / chunk_len); nothing of size B·D·N·L.
 struct SelectiveScanWorkspaceLayout {
   std::int64_t num_chunks = 0, channel_segments = 0, bwd_tiles = 0;
-  std::int64_t chunk_states = -1, chunk_local = -1, chunk_decay = -1;
+  std::int64_t time_segments = 1, chunks_per_segment = 1;  // "tiled"'s backward; 1 and num_chunks otherwise
+  std::int64_t chunk_states = -1, chunk_local = -1, chunk_decay = -1, segment_adjoint = -1, segment_decay = -1;
   std::int64_t part_dA = -1, part_dB_channel = -1, part_dC_channel = -1, part_dD = -1, part_ddelta_bias = -1;
   std::int64_t part_dB_step = -1, part_dC_step = -1;
   std::int64_t total_floats = 0;

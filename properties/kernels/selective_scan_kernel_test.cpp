@@ -161,6 +161,19 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
       c.fast_activations = split == 4 ? 1 : 0;
       all.push_back(c);
     }
+    // The backward in time segments run side by side (each from the end adjoint the summary pass
+    // gives it): three segments of uneven chunk counts over chunks of 8, and segments of one chunk
+    // each with a two-thread split and the SFU forms (more segments asked for than chunks).
+    SelectiveScanConfig segmented = make("tiled", spec, 4, 1, 8, 8, 2, 2, 0);
+    segmented.bwd_time_segments = 3;
+    all.push_back(segmented);
+    if (spec % 2 == 0) {
+      segmented = make("tiled", spec, 2, 2, 8, 8, 1, 2, 0);
+      segmented.state_split = segmented.bwd_state_split = 2;
+      segmented.fast_activations = 1;
+      segmented.bwd_time_segments = 64;
+      all.push_back(segmented);
+    }
   }
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
@@ -206,6 +219,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   int runs = 0;
   std::set<std::string> impls_seen;
   std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen, fast_activations_seen;
+  int segmented_backwards = 0;  // backward runs in more than one time segment
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -224,6 +238,8 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         splits_seen.insert(config.state_split);
         if (c.p.with_backward) bwd_splits_seen.insert(config.bwd_state_split);
         fast_activations_seen.insert(config.fast_activations);
+        if (c.p.with_backward && kernels::selective_scan_workspace_layout(c.p, config).time_segments > 1)
+          ++segmented_backwards;
         ++runs;
       }
     }
@@ -239,6 +255,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   if (widest >= 2) EXPECT_TRUE(splits_seen.count(2)) << "no tiled config with a channel split over two threads ran";
   if (widest >= 2) EXPECT_TRUE(bwd_splits_seen.count(2)) << "no tiled backward with a channel split over two threads ran";
   EXPECT_EQ(fast_activations_seen, (std::set<int>{0, 1})) << "both activation forms of tiled must run";
+  EXPECT_GE(segmented_backwards, 10) << "tiled's backward in time segments must run";
   EXPECT_GT(runs, 100);
 }
 
@@ -399,6 +416,22 @@ TEST(KernelSelectiveScan, WorkspaceSizes) {
   const auto wc = kernels::selective_scan_workspace_layout(p, c);
   EXPECT_EQ(wc.total_floats, 3 * (2 * 10 * 4 * 8) + 2 * 10 * 4 * 8 + 2 * (2 * 2 * 2 * 4 * 100));
   EXPECT_GT(kernels::selective_scan_extra_bytes(p, c, Pass::forward), 0);
+  // tiled's backward time segments: whole chunks, as even as they go (13 chunks of 8); each
+  // segment has its summary (adjoint and decay) and its own dA partial.
+  SelectiveScanConfig t;
+  t.impl = "tiled"; t.dstate_static = 4; t.chunk_len = 8; t.bwd_channels_per_team = 2; t.bwd_team_size = 2;
+  struct Expect { int asked; std::int64_t segments, per_segment; };
+  for (const Expect& e : {Expect{1, 1, 13}, Expect{4, 4, 4}, Expect{5, 5, 3}, Expect{6, 5, 3}, Expect{100, 13, 1}}) {
+    t.bwd_time_segments = e.asked;
+    const auto wt = kernels::selective_scan_workspace_layout(p, t);
+    EXPECT_EQ(wt.time_segments, e.segments) << e.asked;
+    EXPECT_EQ(wt.chunks_per_segment, e.per_segment) << e.asked;
+    EXPECT_EQ(wt.channel_segments, e.segments) << e.asked;
+    const std::int64_t P = e.segments, summaries = P > 1 ? 2 * (2 * P * 4 * 8) : 0;
+    EXPECT_EQ(wt.total_floats, 2 * 13 * 4 * 8 + summaries + 2 * P * 4 * 8 + 2 * (2 * 2 * 2 * 4 * 100)) << e.asked;
+  }
+  EXPECT_GT(kernels::selective_scan_extra_bytes(p, t, Pass::backward),
+            kernels::selective_scan_extra_bytes(p, [&] { auto one = t; one.bwd_time_segments = 1; return one; }(), Pass::backward));
 }
 
 TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
@@ -440,6 +473,8 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
   { auto c = ok; c.bwd_state_split = 3; EXPECT_TRUE(contains(reason(c), "bwd_state_split must be 1, 2 or 4")); }
   { auto c = ok; c.fast_activations = 2; EXPECT_TRUE(contains(reason(c), "fast_activations must be 0 or 1, got 2")); }
   { auto c = ok; c.fast_activations = 1; EXPECT_TRUE(contains(reason(c), "it must be 0 for sequential")); }
+  { auto c = ok; c.bwd_time_segments = 0; EXPECT_TRUE(contains(reason(c), "bwd_time_segments must be at least 1, got 0")); }
+  { auto c = ok; c.bwd_time_segments = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
   { auto c = ok; c.bwd_state_split = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16;
     c.bwd_state_split = 2; c.bwd_channels_per_team = 2; c.bwd_team_size = 4;  // two threads per channel
@@ -539,6 +574,15 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
     EXPECT_EQ(h.scratch_level, 0) << h.to_json().dump();
     // the SFU activation forms where they are compiled in (tiled), timed faster on the H200
     EXPECT_EQ(h.fast_activations, h.impl == "tiled" ? 1 : 0) << h.to_json().dump();
+    // tiled's backward in time segments where its threads fill less than half the threads resident
+    // at the 128-register cap (132 SMs x 512): as many as fill them
+    if (h.impl == "tiled") {
+      const std::int64_t threads = s.b * s.d * h.bwd_state_split, resident = 132 * 512;
+      const std::int64_t cuda_concurrency = kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency;
+      if (cuda_concurrency == 132 * 2048)  // the nominal limits (CPU builds) or an H200
+        EXPECT_EQ(h.bwd_time_segments, std::max<std::int64_t>(1, resident / threads)) << s.b << "x" << s.d;
+      EXPECT_EQ(h.bwd_time_segments > 1, s.b * s.d == 8192) << h.to_json().dump();
+    }
     SelectiveScanProblem inference = p;
     inference.with_backward = inference.has_dlast_state = false;
     const auto hi = kernels::selective_scan_heuristic_config(inference, BackendKind::cuda);
