@@ -144,6 +144,7 @@ struct Params {
   index_t chunk_len = 1, num_chunks = 1;
   index_t bwd_channels_per_team = 1, bwd_team_size = 1, bwd_tiles = 1, channel_segments = 1;
   index_t time_segments = 1, chunks_per_segment = 1;  // "tiled"'s backward (workspace layout)
+  index_t fwd_segments = 1, fwd_segment_len = 1;      // "tiled"'s forward likewise (steps a segment)
   int scratch_level = 0;
 
   SelectiveScanStrides st;
@@ -156,6 +157,7 @@ struct Params {
 
   float *chunk_states = nullptr, *chunk_local = nullptr, *chunk_decay = nullptr;
   float *segment_adjoint = nullptr, *segment_decay = nullptr;
+  float *segment_state = nullptr, *segment_state_decay = nullptr;
   float *part_dA = nullptr, *part_dB_channel = nullptr, *part_dC_channel = nullptr;
   float *part_dD = nullptr, *part_ddelta_bias = nullptr, *part_dB_step = nullptr, *part_dC_step = nullptr;
 
@@ -188,6 +190,10 @@ struct Params {
   }
   KOKKOS_INLINE_FUNCTION index_t channel_partial(index_t b, index_t segment, index_t d) const {
     return (b * channel_segments + segment) * dim + d;
+  }
+  // The forward's per-segment summaries (B, fwd_segments, N, D).
+  KOKKOS_INLINE_FUNCTION index_t forward_segment(index_t b, index_t segment, index_t n, index_t d) const {
+    return ((b * fwd_segments + segment) * dstate + n) * dim + d;
   }
   KOKKOS_INLINE_FUNCTION index_t step_partial(index_t b, index_t g, index_t tile, index_t n, index_t t) const {
     return (((b * groups + g) * bwd_tiles + tile) * dstate + n) * seqlen + t;
@@ -695,7 +701,12 @@ KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) 
 // delta into dt and z into act(z) in place, once per (channel, step) (barrier), each thread
 // writes its share of y for the tile's steps (barrier), and the team adds the kS shares in part
 // order, applies the gate and stores the outputs, coalesced.
-template <class Space, int kN, int kS, bool kSfuActivations>
+// Time segments (fwd_time_segments, where the channels alone leave the device idle): a team walks
+// one segment of fwd_segment_len steps (whole tiles and chunks) from the state at its start. That
+// state comes from a summary pass first (kSummary: the same teams over every segment but the
+// last, each state walked from zero over its segment with the decays' product, no y), carried
+// from initial_state through the earlier segments' summaries, first first.
+template <class Space, int kN, int kS, bool kSfuActivations, bool kSummary = false>
 struct ForwardTiled {
   using Act = Activations<kSfuActivations>;
   static_assert(kN > 0 && kN % kS == 0, "tiled keeps the states in registers, kN / kS per thread");
@@ -712,16 +723,18 @@ struct ForwardTiled {
   // tile (tiles clipped at chunk boundaries of 8 cost as much again per step in per-tile work:
   // 1.84 ms against 1.67 in the H200 tune at (8,4096,16,2048),
   // reports/results/h200/2026-11-29-s3-speed/final/tune/).
-  KOKKOS_INLINE_FUNCTION index_t tile_end(index_t t) const { return min_index(t + p.time_tile, p.seqlen); }
+  KOKKOS_INLINE_FUNCTION index_t tile_end(index_t t, index_t end) const { return min_index(t + p.time_tile, end); }
 
   // Steps [k, end) of the tile: one at a time up to a multiple of 4 (the 16-byte scratch reads
   // need it), four at a time, then one at a time.
+  // decay: the summary pass's running products of the decays (unused otherwise).
   template <bool kNormal>
   KOKKOS_FORCEINLINE_FUNCTION void run_steps(const float* set, float* out_row, index_t row, int part, index_t k,
-                                             index_t end, float (&h)[kM], const float (&A2)[kM], float D_d) const {
-    for (; k < end && k % 4 != 0; ++k) steps<1, kNormal>(set, out_row, row, part, k, h, A2, D_d);
-    for (; k + 4 <= end; k += 4) steps<4, kNormal>(set, out_row, row, part, k, h, A2, D_d);
-    for (; k < end; ++k) steps<1, kNormal>(set, out_row, row, part, k, h, A2, D_d);
+                                             index_t end, float (&h)[kM], const float (&A2)[kM], float D_d,
+                                             float (&decay)[kM]) const {
+    for (; k < end && k % 4 != 0; ++k) steps<1, kNormal>(set, out_row, row, part, k, h, A2, D_d, decay);
+    for (; k + 4 <= end; k += 4) steps<4, kNormal>(set, out_row, row, part, k, h, A2, D_d, decay);
+    for (; k < end; ++k) steps<1, kNormal>(set, out_row, row, part, k, h, A2, D_d, decay);
   }
 
   // Each thread's starts of the walks over a full tile (time_tile steps, or seqlen if shorter),
@@ -738,7 +751,7 @@ struct ForwardTiled {
     tile.src[0] = p.u; tile.dst[0] = set + s.u;
     tile.src[1] = p.delta; tile.dst[1] = set + s.dt;
     tile.count = 2;
-    if (s.z >= 0) { tile.src[2] = p.z; tile.dst[2] = set + s.z; tile.count = 3; }
+    if (s.z >= 0 && !kSummary) { tile.src[2] = p.z; tile.dst[2] = set + s.z; tile.count = 3; }  // no y to gate
     issue_sequence_tile(team, p, tile, b, d0, rows, t0, len, &full.runs);
     issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full.bc);
     device_math::async_copy_commit();
@@ -761,7 +774,7 @@ struct ForwardTiled {
     for_each_tile_run(team, p, rows, t0, len, [&](const index_t row, const index_t k, const auto width) {
       const float bias = p.has_delta_bias ? device_math::load_readonly(p.delta_bias + d0 + row) : 0.0f;
       float* const dt = set + s.dt + row * s.row + k;
-      float* const z = s.z >= 0 ? set + s.z + row * s.row + k : nullptr;
+      float* const z = s.z >= 0 && !kSummary ? set + s.z + row * s.row + k : nullptr;
       SCANLAB_UNROLL
       for (int j = 0; j < int(width); ++j) {
         const float r = dt[j] + bias;
@@ -779,7 +792,7 @@ struct ForwardTiled {
   // the flush-to-zero exp2 gives the same bits without the subnormal fix-up.
   template <int kJ, bool kNormal>
   KOKKOS_FORCEINLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, int part, index_t k,
-                                         float (&h)[kM], const float (&A2)[kM], float D_d) const {
+                                         float (&h)[kM], const float (&A2)[kM], float D_d, float (&decay)[kM]) const {
     const TileBuffers& s = p.tiled_scratch.in;
     float x[kJ], dt[kJ], y[kJ];
     load_run<kJ>(set + s.u + row * s.row + k, x);
@@ -794,16 +807,18 @@ struct ForwardTiled {
       for (int j = 0; j < kJ; ++j) {
         float bn[kStateRead], cn[kStateRead];
         load_run<kStateRead>(Bk + j * kBcStep + i0, bn);
-        load_run<kStateRead>(Ck + j * kBcStep + i0, cn);
+        if (!kSummary) load_run<kStateRead>(Ck + j * kBcStep + i0, cn);
         SCANLAB_UNROLL
         for (int q = 0; q < kStateRead; ++q) {
           const int i = i0 + q;
           const float a = kNormal ? sfu_exp2(dt[j] * A2[i]) : sfu_exp2_subnormal(dt[j] * A2[i]);
           h[i] = a * h[i] + dt[j] * bn[q] * x[j];  // the oracle's association (its underflow terms)
-          y[j] += cn[q] * h[i];                      // states in ascending order for every step
+          if (kSummary) decay[i] *= a;
+          else y[j] += cn[q] * h[i];  // states in ascending order for every step
         }
       }
     }
+    if (kSummary) return;
     if (part == 0) {
       SCANLAB_UNROLL
       for (int j = 0; j < kJ; ++j) y[j] += D_d * x[j];
@@ -845,7 +860,10 @@ struct ForwardTiled {
     namespace dm = device_math;
     const TiledScratch& ts = p.tiled_scratch;
     const TileBuffers& s = ts.in;
-    const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
+    // The team's segment: steps [seg_begin, seg_end); nothing needs the last segment's summary.
+    const TeamWork w = team_work(team.league_rank(), kSummary ? p.fwd_segments - 1 : p.fwd_segments, p.fwd_tiles, p.groups);
+    const index_t segment = w.chunk, seg_begin = segment * p.fwd_segment_len;
+    const index_t seg_end = min_index(p.seqlen, seg_begin + p.fwd_segment_len);
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
     float* const shares = base + ts.out;
     const index_t thread = team.team_rank(), R = p.team_size / kS, passes = p.channels_per_team / R;
@@ -853,7 +871,8 @@ struct ForwardTiled {
     const int part = int(thread % kS);
     const index_t first_state = index_t(part) * kM;
     // (the maxima guard the division where a problem has no steps: the tile loop then never runs)
-    const unsigned full_runs = unsigned(tile_end(0) + 3) / 4, full_bc = bc_steps_inner(p, tile_end(0));
+    const index_t full_len = tile_end(seg_begin, seg_end) - seg_begin;
+    const unsigned full_runs = unsigned(full_len + 3) / 4, full_bc = bc_steps_inner(p, full_len);
     const FullTileWalks full{TeamWalk(team, full_runs > 0 ? full_runs : 1u), TeamWalk(team, full_bc > 0 ? full_bc : 1u)};
     for (index_t pass = 0; pass < passes; ++pass) {
       const index_t first = w.tile * p.channels_per_team + pass * R;
@@ -861,14 +880,21 @@ struct ForwardTiled {
       if (rows <= 0) break;  // the group's last tile: no channels left (uniform across the team)
       const bool active = row < rows;
       const index_t d0 = w.g * p.channels_per_group + first, d = d0 + (active ? row : 0);
-      float h[kM], A2[kM];
+      float h[kM], A2[kM], decay[kM];
       SCANLAB_UNROLL
       for (int i = 0; i < kM; ++i) {
         // exp(dt·A) = 2^(dt·A·log2 e): one MUFU.EX2 (the error bound counts the extra rounding)
         // with subnormal results kept (sfu_exp2_subnormal)
         const index_t n = first_state + i;
         A2[i] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;
+        decay[i] = 1.0f;
+        h[i] = 0.0f;  // the summary pass starts from zero
+        if (kSummary) continue;
         h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
+        for (index_t earlier = 0; earlier < segment; ++earlier) {  // the segments before this one, first first
+          const index_t at = p.forward_segment(w.b, earlier, n, d);
+          h[i] = p.segment_state_decay[at] * h[i] + p.segment_state[at];
+        }
       }
       float A2_lo = A2[0], A2_hi = A2[0];  // the range of this thread's decay rates
       SCANLAB_UNROLL
@@ -877,16 +903,17 @@ struct ForwardTiled {
         A2_hi = A2[i] > A2_hi ? A2[i] : A2_hi;
       }
       const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
-      index_t next_save = 0;  // the next chunk start, where the state is saved for the backward
+      // the next chunk start, where the state is saved for the backward (segments start at chunk starts)
+      index_t next_save = seg_begin;
 
-      issue_tile(team, full, base, w.b, w.g, d0, rows, 0, tile_end(0));
+      issue_tile(team, full, base, w.b, w.g, d0, rows, seg_begin, full_len);
       int buf = 0;
-      for (index_t t0 = 0; t0 < p.seqlen;) {
-        const index_t t1 = tile_end(t0), len = t1 - t0;
+      for (index_t t0 = seg_begin; t0 < seg_end;) {
+        const index_t t1 = tile_end(t0, seg_end), len = t1 - t0;
         float* const set = base + buf * s.buffer;
         dm::async_copy_wait<0>();
         team.team_barrier();  // tile t0 has landed; the previous tile is stored (its buffer is free)
-        if (t1 < p.seqlen) issue_tile(team, full, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, rows, t1, tile_end(t1) - t1);
+        if (t1 < seg_end) issue_tile(team, full, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, rows, t1, tile_end(t1, seg_end) - t1);
         prepare_tile(team, full, set, d0, rows, t0, len);
         team.team_barrier();  // dt and act(z) are in the tile
         if (active) {
@@ -912,7 +939,7 @@ struct ForwardTiled {
           // registers the dstate-64 kernel spills).
           for (k = 0; k < len;) {
             index_t end = len;
-            if (p.save_chunk_states) {
+            if (p.save_chunk_states && !kSummary) {
               if (t0 + k == next_save) {
                 float* const save = p.chunk_states + p.chunk_slot(w.b, next_save / p.chunk_len, first_state, d);
                 SCANLAB_UNROLL
@@ -921,17 +948,24 @@ struct ForwardTiled {
               }
               end = min_index(len, next_save - t0);
             }
-            if (normal) run_steps<true>(set, out_row, row, part, k, end, h, A2, D_d);
-            else run_steps<false>(set, out_row, row, part, k, end, h, A2, D_d);
+            if (normal) run_steps<true>(set, out_row, row, part, k, end, h, A2, D_d, decay);
+            else run_steps<false>(set, out_row, row, part, k, end, h, A2, D_d, decay);
             k = end;
           }
         }
         team.team_barrier();  // every share of y is written
-        store_tile(team, full, set, shares, w.b, d0, rows, t0, len);
+        if (!kSummary) store_tile(team, full, set, shares, w.b, d0, rows, t0, len);
         t0 = t1;
         buf ^= 1;
       }
-      if (active) {
+      if (active && kSummary) {
+        SCANLAB_UNROLL
+        for (int i = 0; i < kM; ++i) {
+          const index_t at = p.forward_segment(w.b, segment, first_state + i, d);
+          p.segment_state[at] = h[i];
+          p.segment_state_decay[at] = decay[i];
+        }
+      } else if (active && seg_end == p.seqlen) {
         SCANLAB_UNROLL
         for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, first_state + i)] = h[i];
       }
@@ -1680,6 +1714,7 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   q.bwd_channels_per_team = c.bwd_channels_per_team; q.bwd_team_size = c.bwd_team_size;
   q.bwd_tiles = w.layout.bwd_tiles; q.channel_segments = w.layout.channel_segments;
   q.time_segments = w.layout.time_segments; q.chunks_per_segment = w.layout.chunks_per_segment;
+  q.fwd_segments = w.layout.fwd_segments; q.fwd_segment_len = w.layout.fwd_segment_len;
   q.scratch_level = c.scratch_level;
   q.st = selective_scan_strides(p, t.layout);
   q.u = data_or_null(t.u); q.delta = data_or_null(t.delta); q.A = data_or_null(t.A);
@@ -1696,6 +1731,7 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   const auto& l = w.layout;
   q.chunk_states = at(l.chunk_states); q.chunk_local = at(l.chunk_local); q.chunk_decay = at(l.chunk_decay);
   q.segment_adjoint = at(l.segment_adjoint); q.segment_decay = at(l.segment_decay);
+  q.segment_state = at(l.segment_state); q.segment_state_decay = at(l.segment_state_decay);
   q.part_dA = at(l.part_dA); q.part_dB_channel = at(l.part_dB_channel); q.part_dC_channel = at(l.part_dC_channel);
   q.part_dD = at(l.part_dD); q.part_ddelta_bias = at(l.part_ddelta_bias);
   q.part_dB_step = at(l.part_dB_step); q.part_dC_step = at(l.part_dC_step);
@@ -1757,11 +1793,18 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
   if (c.impl == "tiled") {
     if constexpr (kN > 0) {
       auto launch = [&](auto split, auto sfu) {
-        if constexpr (kN % decltype(split)::value == 0)
-          Kokkos::parallel_for("scanlab::selective_scan_forward_tiled",
-                               team_policy<Space, TiledForwardBounds>(space, teams_per_chunk, q.team_size, 0,
-                                                                      q.tiled_scratch.total),
-                               ForwardTiled<Space, kN, decltype(split)::value, decltype(sfu)::value>{q});
+        constexpr int kS = decltype(split)::value;
+        constexpr bool kSfu = decltype(sfu)::value;
+        auto policy = [&](index_t league) {
+          return team_policy<Space, TiledForwardBounds>(space, league, q.team_size, 0, q.tiled_scratch.total);
+        };
+        if constexpr (kN % kS == 0) {
+          if (q.fwd_segments > 1)  // every segment after the first needs its start state
+            Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_segment_summary",
+                                 policy(teams_per_chunk * (q.fwd_segments - 1)), ForwardTiled<Space, kN, kS, kSfu, true>{q});
+          Kokkos::parallel_for("scanlab::selective_scan_forward_tiled", policy(teams_per_chunk * q.fwd_segments),
+                               ForwardTiled<Space, kN, kS, kSfu>{q});
+        }
       };
       dispatch_split(c.state_split, [&](auto split) {  // invalid_reason(): a split dividing dstate_static
         dispatch_flag(c.fast_activations, [&](auto sfu) { launch(split, sfu); });

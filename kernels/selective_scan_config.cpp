@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -201,7 +202,8 @@ double product(std::initializer_list<std::int64_t> factors) {
 
 std::int64_t forward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
   const std::int64_t tiles = ceil_div(p.channels_per_group(), c.channels_per_team);
-  return p.batch * p.groups * tiles * (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : 1);
+  return p.batch * p.groups * tiles *
+         (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : c.impl == "tiled" ? std::max<std::int64_t>(1, std::min<std::int64_t>(p.seqlen, c.fwd_time_segments)) : 1);
 }
 
 std::int64_t backward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
@@ -236,6 +238,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "expf, log1pf and division (0); 0 otherwise",
       "bwd_time_segments: tiled's backward splits the chunks into up to this many time segments run in parallel "
       "(a summary pass gives each its end adjoint); 1 otherwise",
+      "fwd_time_segments: tiled's forward splits time into up to this many segments of whole tiles and chunks run "
+      "in parallel (a summary pass gives each its start state); 1 otherwise",
   };
 }
 
@@ -278,9 +282,19 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
     w.time_segments = ceil_div(w.num_chunks, w.chunks_per_segment);
   }
   w.channel_segments = chunked ? w.num_chunks : w.time_segments;
+  // "tiled"'s forward segments: whole tiles, whole chunks where a backward follows (it saves the
+  // chunk-start states) and 16-byte runs, so each segment's walk is the whole pass's from t0.
+  w.fwd_segment_len = L;
+  if (c.impl == "tiled" && c.fwd_time_segments > 1 && c.time_tile > 0 && L > 0) {
+    std::int64_t unit = std::lcm<std::int64_t>(detail::effective_time_tile(p, c), 4);
+    if (p.with_backward) unit = std::lcm<std::int64_t>(unit, detail::effective_chunk_len(p, c));
+    w.fwd_segment_len = ceil_div(ceil_div(L, c.fwd_time_segments), unit) * unit;
+    w.fwd_segments = ceil_div(L, w.fwd_segment_len);
+  }
   w.bwd_tiles = ceil_div(p.channels_per_group(), c.bwd_channels_per_team);
   const std::int64_t S = w.num_chunks, P = w.channel_segments, T = w.bwd_tiles;
-  if (product({B, S, N, D}) * 8 + product({B, G, T, N, L}) * 2 > double(kMaxElements)) {
+  if (product({B, S, N, D}) * 8 + product({B, w.fwd_segments, N, D}) * 2 + product({B, G, T, N, L}) * 2 >
+      double(kMaxElements)) {
     w.total_floats = -1;  // too large to index; invalid_reason() says so
     return w;
   }
@@ -294,6 +308,10 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
   if (w.time_segments > 1) {
     w.segment_adjoint = take(B * P * N * D);
     w.segment_decay = take(B * P * N * D);
+  }
+  if (w.fwd_segments > 1) {
+    w.segment_state = take(B * w.fwd_segments * N * D);
+    w.segment_state_decay = take(B * w.fwd_segments * N * D);
   }
   if (p.with_backward) {
     w.part_dA = take(B * P * N * D);
@@ -316,7 +334,9 @@ std::int64_t selective_scan_workspace_bytes(const SelectiveScanProblem& p, const
 //   forward, sequential: the chunk-start states written when a backward follows (B·S·N·D);
 //   forward, chunked: the local pass re-reads u, delta and a per-step B; it writes end states
 //     and decays (2·B·S·N·D), the carry pass reads them and writes the start states (3·B·S·N·D),
-//     and the final pass reads the start states (B·S·N·D);
+//     and the final pass reads the start states (B·S·N·D); tiled with F time segments adds the
+//     summary pass over segments 0..F-2 (re-reads u, delta and B there; writes 2·B·F·N·D), read
+//     back by the main pass (2·B·F·N·D);
 //   backward: reads the chunk-start states (B·S·N·D) and writes then reads every partial;
 //     chunked adds the local adjoint pass (re-reads delta, dout, z and a per-step C; writes
 //     B·S·N·D) and the reverse carry (reads local adjoints and decays, writes end adjoints);
@@ -333,6 +353,11 @@ double selective_scan_extra_bytes(const SelectiveScanProblem& p, const Selective
   if (pass == Pass::forward) {
     if (is_chunked(c)) floats = 2 * bdl + bc_B + 2 * bsnd + 3 * bsnd + bsnd;
     else if (p.with_backward) floats = bsnd;
+    if (w.fwd_segments > 1) {  // tiled's summary pass re-reads u, delta and B of segments 0..F-2
+      const double share = double(w.fwd_segments - 1) / double(w.fwd_segments);
+      const double bfnd = double(p.batch) * w.fwd_segments * p.dstate * p.dim;
+      floats += share * (2 * bdl + bc_B) + 2 * bfnd + 2 * bfnd;
+    }
   } else {
     floats = bsnd;
     double partials = 0;
@@ -405,6 +430,10 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     divides_dstate(state_split, "state_split");
   }
   if (splits(bwd_state_split, "bwd_state_split", "backward")) divides_dstate(bwd_state_split, "bwd_state_split");
+  if (fwd_time_segments < 1)
+    why.push_back("fwd_time_segments must be at least 1, got " + std::to_string(fwd_time_segments));
+  else if (fwd_time_segments > 1 && impl != "tiled")
+    why.push_back("fwd_time_segments splits tiled's forward only: it must be 1 for " + impl);
   if (bwd_time_segments < 1)
     why.push_back("bwd_time_segments must be at least 1, got " + std::to_string(bwd_time_segments));
   else if (bwd_time_segments > 1 && impl != "tiled")
@@ -469,7 +498,8 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"state_split", state_split},
           {"bwd_state_split", bwd_state_split},
           {"fast_activations", fast_activations},
-          {"bwd_time_segments", bwd_time_segments}};
+          {"bwd_time_segments", bwd_time_segments},
+          {"fwd_time_segments", fwd_time_segments}};
 }
 
 SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
@@ -500,6 +530,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "bwd_state_split") field = &c.bwd_state_split;
     else if (key == "fast_activations") field = &c.fast_activations;
     else if (key == "bwd_time_segments") field = &c.bwd_time_segments;
+    else if (key == "fwd_time_segments") field = &c.fwd_time_segments;
     if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");
     if (!v.is_number_integer() || v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
       throw std::invalid_argument("selective_scan config field '" + key + "' must be an integer, got " + v.dump());
@@ -589,9 +620,15 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // channels or fewer, where two leave too few warps (2026-12-01-s6/activations/, one call:
       // (2,4096,16,8192) 2.16 ms with 4 against 2.80 with 2, (8,2048,16,2048) 0.72 against 0.81;
       // at 20480 and more channels 4 lost, 1.42 against 1.09 ms at the anchor).
-      const bool few_channels = channels <= 16384 && c.dstate_static % 4 == 0;
-      c.state_split = few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
+      // Where the channels alone leave SMs idle, two threads per channel and time segments run
+      // side by side instead (fwd_time_segments), as many as fill the threads resident at the
+      // 128-register cap (16 warps per SM, a quarter of `concurrency`); four threads per channel
+      // had beaten two there while one team walked all of time. Session 10's prediction
+      // (reports/speed-notes.md §20): (2,4096,16,8192) takes 4 segments, 1.76 → ~1.1 ms.
+      const std::int64_t resident = selective_scan_backend_limits(backend).concurrency / 4;
+      c.state_split = c.dstate_static >= 2 ? 2 : 1;
       c.team_size = c.channels_per_team * c.state_split;
+      c.fwd_time_segments = int(std::clamp<std::int64_t>(resident / (channels * c.state_split), 1, 16));
       // Tiles of 16 steps; 8 at dstate 64, where the B and C tiles dominate the scratch (forward
       // at (8,4096,64,2048) 3.03 ms with 8, 3.07 with 16: 2026-11-30-s5/final/ and whole-tiles/,
       // two calls, so a tie; 8 keeps the team's scratch at half).
@@ -609,7 +646,6 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.bwd_state_split = c.dstate_static >= 2 ? 2 : 1;
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
-      const std::int64_t resident = selective_scan_backend_limits(backend).concurrency / 4;
       c.bwd_time_segments = int(std::clamp<std::int64_t>(resident / (channels * c.bwd_state_split), 1, 16));
       c.chunk_len = 8;
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
@@ -720,6 +756,15 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         c.bwd_time_segments = segments;
         add(c);
       }
+    }
+    if (heuristic.impl == "tiled") {  // the forward's time segments likewise
+      for (int segments : {1, 2, 4, 8}) {
+        SelectiveScanConfig c = heuristic;
+        c.fwd_time_segments = segments;
+        add(c);
+      }
+    }
+    if (heuristic.impl == "tiled" && p.with_backward) {
       for (int split : {1, 2, 4}) {
         for (int channels : {16, 32, 64}) {
           if (spec % split != 0 || channels * split > 256) continue;

@@ -85,6 +85,9 @@ struct SelectiveScanConfig {
                                // first gives each segment its end adjoint), for problems with too
                                // few channels to fill the device; 1 walks all chunks in one team,
                                // and 1 for the other implementations
+  int fwd_time_segments = 1;   // "tiled" forward likewise: time segments of whole tiles and chunks
+                               // run in parallel, each from its start state (a summary pass
+                               // first); 1 for the other implementations
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).
@@ -107,9 +110,11 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //   cuda (cpg↑: channels per group rounded up to a power of two; one channel per thread):
 //     batch·dim >= 16384 independent channels, a compile-time dstate and per-step B and C:
 //         "tiled", teams of min(32, cpg↑) channels, two threads per channel (state_split 2
-//         where dstate allows; 4 at batch·dim <= 16384 where dstate allows), time_tile 16 (8 at
-//         dstate 64), backward teams of min(32, cpg↑) channels, two threads per channel
-//         (bwd_state_split 2; 4 likewise) and chunk_len 8 (the side-by-side H200 runs in
+//         where dstate allows), time_tile 16 (8 at dstate 64), backward teams of min(32, cpg↑)
+//         channels, two threads per channel (bwd_state_split 2), both passes in
+//         min(16, ⌊concurrency / 4 / threads⌋) time segments (fwd_time_segments,
+//         bwd_time_segments: 4 at batch·dim = 8192, 2 at 16384; concurrency / 4 is what the
+//         128-register cap keeps resident) and chunk_len 8 (the side-by-side H200 runs in
 //         reports/results/h200/2026-11-29-s3-speed/; for the forward split, 2026-11-30-s4/fix/:
 //         split 2 beat 1 and 4 at the anchor, 1.33 against 1.92 and 2.04 ms; for the backward's,
 //         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms),
@@ -252,6 +257,8 @@ std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const Select
 //   segment_adjoint (B, P, N, D)  "tiled" with time segments: a segment's start adjoint from zero
 //                   at its end
 //   segment_decay   (B, P, N, D)  likewise: Π exp(dt·A) over the segment
+//   segment_state, segment_state_decay   (B, F, N, D)  "tiled"'s forward in F time segments: a
+//                   segment's end state from zero, and Π exp(dt·A) over it
 //   part_dA, part_dB_channel, part_dC_channel   (B, P, N, D)  per-channel partial sums over time
 //                   (dA; time-invariant dB, dC), P = 1 ("sequential"), S ("chunked") or the time
 //                   segments ("tiled": ⌈S / ⌈S / bwd_time_segments⌉⌉ segments of whole chunks)
@@ -263,6 +270,8 @@ std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const Select
 struct SelectiveScanWorkspaceLayout {
   std::int64_t num_chunks = 0, channel_segments = 0, bwd_tiles = 0;
   std::int64_t time_segments = 1, chunks_per_segment = 1;  // "tiled"'s backward; 1 and num_chunks otherwise
+  std::int64_t fwd_segments = 1, fwd_segment_len = 0;     // "tiled"'s forward: segments of fwd_segment_len steps
+  std::int64_t segment_state = -1, segment_state_decay = -1;
   std::int64_t chunk_states = -1, chunk_local = -1, chunk_decay = -1, segment_adjoint = -1, segment_decay = -1;
   std::int64_t part_dA = -1, part_dB_channel = -1, part_dC_channel = -1, part_dD = -1, part_ddelta_bias = -1;
   std::int64_t part_dB_step = -1, part_dC_step = -1;

@@ -161,19 +161,23 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
       c.fast_activations = split == 4 ? 1 : 0;
       all.push_back(c);
     }
-    // The backward in time segments run side by side (each from the end adjoint the summary pass
-    // gives it): three segments of uneven chunk counts over chunks of 8, and segments of one chunk
-    // each with a two-thread split and the SFU forms (more segments asked for than chunks).
+    // The forward and the backward in time segments run side by side (each from the state or
+    // end adjoint its summary pass gives it): three segments of uneven chunk counts over chunks of
+    // 8, and segments of one tile or chunk each with a two-thread split and the SFU forms (more
+    // segments asked for than there are), and the forward alone in segments of tiles of 4.
     SelectiveScanConfig segmented = make("tiled", spec, 4, 1, 8, 8, 2, 2, 0);
-    segmented.bwd_time_segments = 3;
+    segmented.bwd_time_segments = segmented.fwd_time_segments = 3;
     all.push_back(segmented);
     if (spec % 2 == 0) {
       segmented = make("tiled", spec, 2, 2, 8, 8, 1, 2, 0);
       segmented.state_split = segmented.bwd_state_split = 2;
       segmented.fast_activations = 1;
-      segmented.bwd_time_segments = 64;
+      segmented.bwd_time_segments = segmented.fwd_time_segments = 64;
       all.push_back(segmented);
     }
+    segmented = make("tiled", spec, 4, 1, 4, 16, 1, 1, 0);
+    segmented.fwd_time_segments = 5;
+    all.push_back(segmented);
   }
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
@@ -219,7 +223,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   int runs = 0;
   std::set<std::string> impls_seen;
   std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen, fast_activations_seen;
-  int segmented_backwards = 0;  // backward runs in more than one time segment
+  int segmented_backwards = 0, segmented_forwards = 0;  // runs in more than one time segment
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -238,8 +242,9 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         splits_seen.insert(config.state_split);
         if (c.p.with_backward) bwd_splits_seen.insert(config.bwd_state_split);
         fast_activations_seen.insert(config.fast_activations);
-        if (c.p.with_backward && kernels::selective_scan_workspace_layout(c.p, config).time_segments > 1)
-          ++segmented_backwards;
+        const auto layout = kernels::selective_scan_workspace_layout(c.p, config);
+        if (c.p.with_backward && layout.time_segments > 1) ++segmented_backwards;
+        if (layout.fwd_segments > 1) ++segmented_forwards;
         ++runs;
       }
     }
@@ -256,6 +261,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   if (widest >= 2) EXPECT_TRUE(bwd_splits_seen.count(2)) << "no tiled backward with a channel split over two threads ran";
   EXPECT_EQ(fast_activations_seen, (std::set<int>{0, 1})) << "both activation forms of tiled must run";
   EXPECT_GE(segmented_backwards, 10) << "tiled's backward in time segments must run";
+  EXPECT_GE(segmented_forwards, 10) << "tiled's forward in time segments must run";
   EXPECT_GT(runs, 100);
 }
 
@@ -432,6 +438,22 @@ TEST(KernelSelectiveScan, WorkspaceSizes) {
   }
   EXPECT_GT(kernels::selective_scan_extra_bytes(p, t, Pass::backward),
             kernels::selective_scan_extra_bytes(p, [&] { auto one = t; one.bwd_time_segments = 1; return one; }(), Pass::backward));
+  // The forward's: whole tiles (of 12 here), chunks of 8 (a backward follows) and 16-byte runs, so
+  // segments of multiples of 24 steps over 100.
+  t.bwd_time_segments = 1; t.time_tile = 12;
+  struct ExpectFwd { int asked; std::int64_t segments, len; };
+  for (const ExpectFwd& e : {ExpectFwd{1, 1, 100}, ExpectFwd{2, 2, 72}, ExpectFwd{3, 3, 48}, ExpectFwd{4, 3, 48}, ExpectFwd{5, 5, 24},
+                              ExpectFwd{1000, 5, 24}}) {
+    t.fwd_time_segments = e.asked;
+    const auto wt = kernels::selective_scan_workspace_layout(p, t);
+    EXPECT_EQ(wt.fwd_segments, e.segments) << e.asked;
+    EXPECT_EQ(wt.fwd_segment_len, e.len) << e.asked;
+    EXPECT_EQ(wt.segment_state >= 0, e.segments > 1) << e.asked;
+  }
+  SelectiveScanProblem forward_only = p;
+  forward_only.with_backward = false;  // no chunks to keep whole: multiples of 12
+  t.fwd_time_segments = 1000;
+  EXPECT_EQ(kernels::selective_scan_workspace_layout(forward_only, t).fwd_segment_len, 12);
 }
 
 TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
@@ -475,6 +497,8 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
   { auto c = ok; c.fast_activations = 1; EXPECT_TRUE(contains(reason(c), "it must be 0 for sequential")); }
   { auto c = ok; c.bwd_time_segments = 0; EXPECT_TRUE(contains(reason(c), "bwd_time_segments must be at least 1, got 0")); }
   { auto c = ok; c.bwd_time_segments = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
+  { auto c = ok; c.fwd_time_segments = -1; EXPECT_TRUE(contains(reason(c), "fwd_time_segments must be at least 1, got -1")); }
+  { auto c = ok; c.fwd_time_segments = 2; EXPECT_TRUE(contains(reason(c), "splits tiled's forward only: it must be 1 for sequential")); }
   { auto c = ok; c.bwd_state_split = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16;
     c.bwd_state_split = 2; c.bwd_channels_per_team = 2; c.bwd_team_size = 4;  // two threads per channel
@@ -582,6 +606,10 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       if (cuda_concurrency == 132 * 2048)  // the nominal limits (CPU builds) or an H200
         EXPECT_EQ(h.bwd_time_segments, std::max<std::int64_t>(1, resident / threads)) << s.b << "x" << s.d;
       EXPECT_EQ(h.bwd_time_segments > 1, s.b * s.d == 8192) << h.to_json().dump();
+      // the forward likewise over its threads
+      if (cuda_concurrency == 132 * 2048)
+        EXPECT_EQ(h.fwd_time_segments, std::max<std::int64_t>(1, resident / (s.b * s.d * h.state_split))) << s.b << "x" << s.d;
+      EXPECT_EQ(h.fwd_time_segments > 1, s.b * s.d == 8192) << h.to_json().dump();
     }
     SelectiveScanProblem inference = p;
     inference.with_backward = inference.has_dlast_state = false;

@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}' [CONFIG_DIRECTIONS=bwd]] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab [BASELINE_CONFIG='{...}']] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}' [CONFIG_DIRECTIONS=bwd] [CONFIG_SHAPES=2x4096x16x8192,...]] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab [BASELINE_CONFIG='{...}']] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run). NCU_CONFIG: a config
 # patch for the profiled anchor pass (e.g. '{"fast_activations":0}'); the heuristic's otherwise.
 # BASELINE: another build's binary (scripts/gpu/build-baseline.sh REV; carry it too) whose tiled
@@ -92,11 +92,11 @@ for split in ${SPLITS:-}; do
 done
 # The forward and forward+backward (or CONFIG_DIRECTIONS) with other config patches over the
 # heuristic (CONFIGS: JSON objects separated by spaces, e.g. '{"state_split":4,"team_size":128}'),
-# every shape.
+# every shape (or CONFIG_SHAPES).
 i=0
 for config in ${CONFIGS:-}; do
   i=$((i + 1))
-  sweep_patch "config$i" "$config" "${CONFIG_DIRECTIONS:-fwd,fwdbwd}" "$shapes"
+  sweep_patch "config$i" "$config" "${CONFIG_DIRECTIONS:-fwd,fwdbwd}" "${CONFIG_SHAPES:-$shapes}"
 done
 # Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths).
 sanitize "" selective_scan --backend cuda --impl tiled --cases 12 --seed 7 --max-size 6000
