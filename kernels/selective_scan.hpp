@@ -693,6 +693,12 @@ KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) 
   }
 }
 
+// How a tiled kernel covers time: the whole sequence per team (the kernel as it was before time
+// segments: their bounds and carries cost registers under the 128 cap, 8-9% at the anchor in
+// reports/results/h200/2026-12-02-s10/segments-first/), one time segment per team from its
+// carried start, or the summary pass that gives segments their carries.
+enum class TimeSegments { whole, walk, summary };
+
 // "tiled"'s forward (selective_scan_config.hpp). Team = (b, g, channel tile); kS threads per
 // channel (thread = row·kS + part; part owns the kM consecutive states from part·kM), so a pass
 // runs team_size / kS channels, the rows of the tiles, and the team runs channels_per_team of them
@@ -706,9 +712,10 @@ KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) 
 // state comes from a summary pass first (kSummary: the same teams over every segment but the
 // last, each state walked from zero over its segment with the decays' product, no y), carried
 // from initial_state through the earlier segments' summaries, first first.
-template <class Space, int kN, int kS, bool kSfuActivations, bool kSummary = false>
+template <class Space, int kN, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole>
 struct ForwardTiled {
   using Act = Activations<kSfuActivations>;
+  static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
   static_assert(kN > 0 && kN % kS == 0, "tiled keeps the states in registers, kN / kS per thread");
   static constexpr int kM = kN / kS;  // states per thread
   // B and C tiles are step-major with this step stride (tiled_forward_bc_step, as the host sizes
@@ -861,9 +868,10 @@ struct ForwardTiled {
     const TiledScratch& ts = p.tiled_scratch;
     const TileBuffers& s = ts.in;
     // The team's segment: steps [seg_begin, seg_end); nothing needs the last segment's summary.
-    const TeamWork w = team_work(team.league_rank(), kSummary ? p.fwd_segments - 1 : p.fwd_segments, p.fwd_tiles, p.groups);
-    const index_t segment = w.chunk, seg_begin = segment * p.fwd_segment_len;
-    const index_t seg_end = min_index(p.seqlen, seg_begin + p.fwd_segment_len);
+    const index_t segments_here = kSegmented ? (kSummary ? p.fwd_segments - 1 : p.fwd_segments) : 1;
+    const TeamWork w = team_work(team.league_rank(), segments_here, p.fwd_tiles, p.groups);
+    const index_t segment = kSegmented ? w.chunk : 0, seg_begin = kSegmented ? segment * p.fwd_segment_len : 0;
+    const index_t seg_end = kSegmented ? min_index(p.seqlen, seg_begin + p.fwd_segment_len) : p.seqlen;
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
     float* const shares = base + ts.out;
     const index_t thread = team.team_rank(), R = p.team_size / kS, passes = p.channels_per_team / R;
@@ -891,9 +899,11 @@ struct ForwardTiled {
         h[i] = 0.0f;  // the summary pass starts from zero
         if (kSummary) continue;
         h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
-        for (index_t earlier = 0; earlier < segment; ++earlier) {  // the segments before this one, first first
-          const index_t at = p.forward_segment(w.b, earlier, n, d);
-          h[i] = p.segment_state_decay[at] * h[i] + p.segment_state[at];
+        if constexpr (kSegmented) {
+          for (index_t earlier = 0; earlier < segment; ++earlier) {  // the segments before this one, first first
+            const index_t at = p.forward_segment(w.b, earlier, n, d);
+            h[i] = p.segment_state_decay[at] * h[i] + p.segment_state[at];
+          }
         }
       }
       float A2_lo = A2[0], A2_hi = A2[0];  // the range of this thread's decay rates
@@ -965,7 +975,7 @@ struct ForwardTiled {
           p.segment_state[at] = h[i];
           p.segment_state_decay[at] = decay[i];
         }
-      } else if (active && seg_end == p.seqlen) {
+      } else if (active && (!kSegmented || seg_end == p.seqlen)) {
         SCANLAB_UNROLL
         for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, first_state + i)] = h[i];
       }
@@ -1032,9 +1042,10 @@ struct StepSums {
   KOKKOS_INLINE_FUNCTION float& at(index_t n, index_t k) const { return base[n * state_stride + k * step_stride]; }
 };
 
-template <class Space, int kK, int kS, bool kSfuActivations, bool kSummary = false>
+template <class Space, int kK, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole>
 struct BackwardTiled {
   using Act = Activations<kSfuActivations>;
+  static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -1085,10 +1096,11 @@ struct BackwardTiled {
     namespace dm = device_math;
     const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
     // The team's segment (its chunks [first_chunk, end_chunk)); no summary of segment 0 is needed.
-    const TeamWork w = team_work(team.league_rank(), kSummary ? p.time_segments - 1 : p.time_segments, p.bwd_tiles, p.groups);
-    const index_t segment = w.chunk + (kSummary ? 1 : 0);
-    const index_t first_chunk = segment * p.chunks_per_segment;
-    const index_t end_chunk = min_index(p.num_chunks, first_chunk + p.chunks_per_segment);
+    const index_t segments_here = kSegmented ? (kSummary ? p.time_segments - 1 : p.time_segments) : 1;
+    const TeamWork w = team_work(team.league_rank(), segments_here, p.bwd_tiles, p.groups);
+    const index_t segment = kSegmented ? w.chunk + (kSummary ? 1 : 0) : 0;
+    const index_t first_chunk = kSegmented ? segment * p.chunks_per_segment : 0;
+    const index_t end_chunk = kSegmented ? min_index(p.num_chunks, first_chunk + p.chunks_per_segment) : p.num_chunks;
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
     const int thread = team.team_rank(), T = int(p.bwd_team_size), R = T / kS, M = int(p.dstate) / kS;
     // Part-major: a warp's lanes are 32 channels of one part, so part 0's work at a chunk's end
@@ -1105,9 +1117,11 @@ struct BackwardTiled {
       float g = 0.0f;  // the summary pass starts from zero
       if (!kSummary && active) {
         g = p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
-        for (index_t later = p.time_segments - 1; later > segment; --later) {  // the segments after this one, last first
-          const index_t at = p.channel_partial(w.b, later, n, d);
-          g = p.segment_decay[at] * g + p.segment_adjoint[at];
+        if constexpr (kSegmented) {
+          for (index_t later = p.time_segments - 1; later > segment; --later) {  // the segments after this one, last first
+            const index_t at = p.channel_partial(w.b, later, n, d);
+            g = p.segment_decay[at] * g + p.segment_adjoint[at];
+          }
         }
       }
       adjoint[i * T] = g;
@@ -1799,11 +1813,17 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
           return team_policy<Space, TiledForwardBounds>(space, league, q.team_size, 0, q.tiled_scratch.total);
         };
         if constexpr (kN % kS == 0) {
-          if (q.fwd_segments > 1)  // every segment after the first needs its start state
+          using Seg = TimeSegments;
+          if (q.fwd_segments > 1) {  // every segment after the first needs its start state
             Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_segment_summary",
-                                 policy(teams_per_chunk * (q.fwd_segments - 1)), ForwardTiled<Space, kN, kS, kSfu, true>{q});
-          Kokkos::parallel_for("scanlab::selective_scan_forward_tiled", policy(teams_per_chunk * q.fwd_segments),
-                               ForwardTiled<Space, kN, kS, kSfu>{q});
+                                 policy(teams_per_chunk * (q.fwd_segments - 1)),
+                                 ForwardTiled<Space, kN, kS, kSfu, Seg::summary>{q});
+            Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_segments", policy(teams_per_chunk * q.fwd_segments),
+                                 ForwardTiled<Space, kN, kS, kSfu, Seg::walk>{q});
+          } else {
+            Kokkos::parallel_for("scanlab::selective_scan_forward_tiled", policy(teams_per_chunk),
+                                 ForwardTiled<Space, kN, kS, kSfu>{q});
+          }
         }
       };
       dispatch_split(c.state_split, [&](auto split) {  // invalid_reason(): a split dividing dstate_static
@@ -1935,11 +1955,16 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
         return detail::team_policy<Space, detail::TiledBackwardBounds<kK>>(space, league, q.bwd_team_size, 0,
                                                                             q.tiled_bwd_scratch.total);
       };
-      if (q.time_segments > 1)  // every segment after the first needs its end adjoint
+      using Seg = detail::TimeSegments;
+      if (q.time_segments > 1) {  // every segment after the first needs its end adjoint
         Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segment_summary",
-                             policy(teams * (q.time_segments - 1)), detail::BackwardTiled<Space, kK, kS, kSfu, true>{q});
-      Kokkos::parallel_for("scanlab::selective_scan_backward_tiled", policy(teams * q.time_segments),
-                           detail::BackwardTiled<Space, kK, kS, kSfu>{q});
+                             policy(teams * (q.time_segments - 1)), detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary>{q});
+        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segments", policy(teams * q.time_segments),
+                             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk>{q});
+      } else {
+        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled", policy(teams),
+                             detail::BackwardTiled<Space, kK, kS, kSfu>{q});
+      }
     };
     auto with_split = [&](auto chunk) {
       detail::dispatch_split(c.bwd_state_split, [&](auto split) {

@@ -620,15 +620,21 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // channels or fewer, where two leave too few warps (2026-12-01-s6/activations/, one call:
       // (2,4096,16,8192) 2.16 ms with 4 against 2.80 with 2, (8,2048,16,2048) 0.72 against 0.81;
       // at 20480 and more channels 4 lost, 1.42 against 1.09 ms at the anchor).
-      // Where the channels alone leave SMs idle, two threads per channel and time segments run
-      // side by side instead (fwd_time_segments), as many as fill the threads resident at the
-      // 128-register cap (16 warps per SM, a quarter of `concurrency`); four threads per channel
-      // had beaten two there while one team walked all of time. Session 10's prediction
-      // (reports/speed-notes.md §20): (2,4096,16,8192) takes 4 segments, 1.76 → ~1.1 ms.
+      // Where even four threads per channel fill less than 3/4 of the threads resident at the
+      // 128-register cap (16 warps per SM, a quarter of `concurrency`), two threads per channel
+      // and time segments run side by side instead (fwd_time_segments, bwd_time_segments), as
+      // many as fill them: in one H200 call (2026-12-02-s10/segments-first/) at
+      // (2,4096,16,8192) 4 segments of split 2 took 1.50 / 5.99 ms (forward / backward) against
+      // 1.86 / 9.46 for split 4 alone and 1.76 / 7.47 for split 4 in 2 segments; at
+      // (8,2048,16,2048), where split 4 fills 97%, it alone won (0.63 / 2.94 against 0.72 /
+      // 2.99 in 2 segments of split 2).
+      const bool few_channels = channels <= 16384 && c.dstate_static % 4 == 0;
       const std::int64_t resident = selective_scan_backend_limits(backend).concurrency / 4;
-      c.state_split = c.dstate_static >= 2 ? 2 : 1;
+      const bool segmented = few_channels && 4 * channels * 4 < 3 * resident;
+      const int segments = segmented ? int(std::clamp<std::int64_t>(resident / (channels * 2), 1, 16)) : 1;
+      c.state_split = segmented ? 2 : few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
       c.team_size = c.channels_per_team * c.state_split;
-      c.fwd_time_segments = int(std::clamp<std::int64_t>(resident / (channels * c.state_split), 1, 16));
+      c.fwd_time_segments = segments;
       // Tiles of 16 steps; 8 at dstate 64, where the B and C tiles dominate the scratch (forward
       // at (8,4096,64,2048) 3.03 ms with 8, 3.07 with 16: 2026-11-30-s5/final/ and whole-tiles/,
       // two calls, so a tie; 8 keeps the team's scratch at half).
@@ -638,15 +644,11 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // reports/results/h200/2026-11-30-s5/). Four threads per channel at 16384 channels or fewer
       // beat two in session 6 (fwd+bwd (2,4096,16,8192) 14.9 against 17.2 ms, (8,2048,16,2048)
       // 4.33 against 4.99; at the anchor 7.96 against 7.21), when a team walked every chunk.
-      // Where the channels alone leave SMs idle, two threads per channel and the chunks in time
-      // segments run side by side instead (bwd_time_segments): as many as fill the threads resident
-      // at the 128-register cap (16 warps per SM, a quarter of `concurrency`). Session 10's
-      // prediction (reports/speed-notes.md §19): (2,4096,16,8192) takes 4 segments, backward
-      // 9.17 → ~5 ms; (8,2048,16,2048) 2, 2.81 → ~2.3 ms.
-      c.bwd_state_split = c.dstate_static >= 2 ? 2 : 1;
+      // Time segments where four threads per channel are too few, as in the forward.
+      c.bwd_state_split = segmented ? 2 : few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
-      c.bwd_time_segments = int(std::clamp<std::int64_t>(resident / (channels * c.bwd_state_split), 1, 16));
+      c.bwd_time_segments = segments;
       c.chunk_len = 8;
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
       // (forward 0.90-0.94x the library forms' time, fwd+bwd 0.88-0.94x), a tie at dstate 64

@@ -110,11 +110,12 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //   cuda (cpg↑: channels per group rounded up to a power of two; one channel per thread):
 //     batch·dim >= 16384 independent channels, a compile-time dstate and per-step B and C:
 //         "tiled", teams of min(32, cpg↑) channels, two threads per channel (state_split 2
-//         where dstate allows), time_tile 16 (8 at dstate 64), backward teams of min(32, cpg↑)
-//         channels, two threads per channel (bwd_state_split 2), both passes in
-//         min(16, ⌊concurrency / 4 / threads⌋) time segments (fwd_time_segments,
-//         bwd_time_segments: 4 at batch·dim = 8192, 2 at 16384; concurrency / 4 is what the
-//         128-register cap keeps resident) and chunk_len 8 (the side-by-side H200 runs in
+//         where dstate allows; 4 at batch·dim <= 16384 where dstate allows), time_tile 16 (8 at
+//         dstate 64), backward teams of min(32, cpg↑) channels, two threads per channel
+//         (bwd_state_split 2; 4 likewise); where four threads per channel still fill less than
+//         3/4 of concurrency / 4 (what the 128-register cap keeps resident: batch·dim = 8192 on
+//         the H200), two threads per channel and both passes in min(16, ⌊concurrency / 4 /
+//         (2·batch·dim)⌋) time segments (fwd_time_segments, bwd_time_segments); chunk_len 8 (the side-by-side H200 runs in
 //         reports/results/h200/2026-11-29-s3-speed/; for the forward split, 2026-11-30-s4/fix/:
 //         split 2 beat 1 and 4 at the anchor, 1.33 against 1.92 and 2.04 ms; for the backward's,
 //         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms),
