@@ -1212,13 +1212,7 @@ struct BackwardTiled {
         const float* const Cn = Cs + n * bc_row;
         float h[kK], a[kK], Bk[kK];
         float hp = h_start;
-        if (chunk_normal) {
-          SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
-        } else {
-          SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
-        }
+        chunk_decays(dt, A2, chunk_normal, a);
         load_run<kK>(Bn, Bk);
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
@@ -1334,6 +1328,18 @@ struct BackwardTiled {
     if (p.has_delta_bias) p.part_ddelta_bias[p.channel_partial(w.b, segment, d)] = ddelta_bias_sum;
   }
 
+  // exp(dt·A) over the chunk's steps for one state (A2 = A·log2 e): the flush-to-zero exp2 where
+  // the chunk's decays are all normal (chunk_normal; the same bits), else the subnormal-keeping one.
+  static KOKKOS_FORCEINLINE_FUNCTION void chunk_decays(const float (&dt)[kK], float A2, bool normal, float (&a)[kK]) {
+    if (normal) {
+      SCANLAB_UNROLL
+      for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
+    } else {
+      SCANLAB_UNROLL
+      for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
+    }
+  }
+
   // The summary pass's work on one chunk: each of the thread's states walks its adjoint back over
   // the chunk from the running value (g ← (g + C·dy)·exp(dt·A), the main pass's own steps without
   // the gradients) and multiplies its decays into the segment's product. Steps past the chunk's
@@ -1345,13 +1351,7 @@ struct BackwardTiled {
       const int n = part + kS * i;
       const float A2 = device_math::load_readonly(A_row + n) * 1.4426950408889634f;
       float a[kK], Cn[kK];
-      if (chunk_normal) {
-        SCANLAB_UNROLL
-        for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
-      } else {
-        SCANLAB_UNROLL
-        for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
-      }
+      chunk_decays(dt, A2, chunk_normal, a);
       load_run<kK>(Cs + n * bc_row, Cn);
       float g = adjoint[i * T], product = decay[i * T];
       SCANLAB_UNROLL
