@@ -1,0 +1,10 @@
+// The selective_scan kernels instantiated for Kokkos::Serial (selective_scan.cpp says why per space).
+#include "selective_scan.hpp"
+
+namespace scanlab::kernels {
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+SCANLAB_SELECTIVE_SCAN_INSTANTIATE(, Kokkos::Serial)
+#endif
+
+}  // namespace scanlab::kernels
