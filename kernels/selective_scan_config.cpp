@@ -6,6 +6,8 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 namespace scanlab::kernels {
 
@@ -200,17 +202,24 @@ double product(std::initializer_list<std::int64_t> factors) {
   return r;
 }
 
-std::int64_t forward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+// The widest launch of each pass: "tiled"'s time segments (w's, 1 otherwise) multiply its teams.
+std::int64_t forward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c,
+                            const SelectiveScanWorkspaceLayout& w) {
   const std::int64_t tiles = ceil_div(p.channels_per_group(), c.channels_per_team);
-  return p.batch * p.groups * tiles *
-         (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : c.impl == "tiled" ? std::max<std::int64_t>(1, std::min<std::int64_t>(p.seqlen, c.fwd_time_segments)) : 1);
+  return p.batch * p.groups * tiles * (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : w.fwd_segments);
 }
 
-std::int64_t backward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c) {
+std::int64_t backward_league(const SelectiveScanProblem& p, const SelectiveScanConfig& c,
+                             const SelectiveScanWorkspaceLayout& w) {
   const std::int64_t tiles = ceil_div(p.channels_per_group(), c.bwd_channels_per_team);
-  const std::int64_t chunks = ceil_div(p.seqlen, c.chunk_len);
-  return p.batch * p.groups * tiles *
-         (is_chunked(c) ? chunks : c.impl == "tiled" ? std::min<std::int64_t>(chunks, c.bwd_time_segments) : 1);
+  return p.batch * p.groups * tiles * (is_chunked(c) ? ceil_div(p.seqlen, c.chunk_len) : w.time_segments);
+}
+
+// `total` in at most `asked` segments of whole `unit`s, as even as they go (asking for more than
+// there are units gives one unit each): the segment length and the segment count.
+std::pair<std::int64_t, std::int64_t> whole_unit_segments(std::int64_t total, std::int64_t asked, std::int64_t unit) {
+  const std::int64_t len = ceil_div(ceil_div(total, asked), unit) * unit;
+  return {len, ceil_div(total, len)};
 }
 
 }  // namespace
@@ -274,13 +283,10 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
   const std::int64_t B = p.batch, D = p.dim, N = p.dstate, L = p.seqlen, G = p.groups;
   const bool chunked = is_chunked(c);
   w.num_chunks = ceil_div(L, c.chunk_len);
-  // "tiled"'s time segments: whole chunks, as even as they go (asking for more segments than
-  // chunks gives one chunk each).
+  // "tiled"'s backward time segments: whole chunks.
   w.chunks_per_segment = w.num_chunks;
-  if (c.impl == "tiled" && p.with_backward && c.bwd_time_segments > 1 && w.num_chunks > 1) {
-    w.chunks_per_segment = ceil_div(w.num_chunks, std::min<std::int64_t>(c.bwd_time_segments, w.num_chunks));
-    w.time_segments = ceil_div(w.num_chunks, w.chunks_per_segment);
-  }
+  if (c.impl == "tiled" && p.with_backward && c.bwd_time_segments > 1 && w.num_chunks > 1)
+    std::tie(w.chunks_per_segment, w.time_segments) = whole_unit_segments(w.num_chunks, c.bwd_time_segments, 1);
   w.channel_segments = chunked ? w.num_chunks : w.time_segments;
   // "tiled"'s forward segments: whole tiles, whole chunks where a backward follows (it saves the
   // chunk-start states) and 16-byte runs, so each segment's walk is the whole pass's from t0.
@@ -288,8 +294,7 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
   if (c.impl == "tiled" && c.fwd_time_segments > 1 && c.time_tile > 0 && L > 0) {
     std::int64_t unit = std::lcm<std::int64_t>(detail::effective_time_tile(p, c), 4);
     if (p.with_backward) unit = std::lcm<std::int64_t>(unit, detail::effective_chunk_len(p, c));
-    w.fwd_segment_len = ceil_div(ceil_div(L, c.fwd_time_segments), unit) * unit;
-    w.fwd_segments = ceil_div(L, w.fwd_segment_len);
+    std::tie(w.fwd_segment_len, w.fwd_segments) = whole_unit_segments(L, c.fwd_time_segments, unit);
   }
   w.bwd_tiles = ceil_div(p.channels_per_group(), c.bwd_channels_per_team);
   const std::int64_t S = w.num_chunks, P = w.channel_segments, T = w.bwd_tiles;
@@ -476,7 +481,7 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     if (p.with_backward) check_scratch("the backward", detail::backward_scratch_floats(p, *this));
     const auto w = selective_scan_workspace_layout(p, *this);
     if (w.total_floats < 0) why.push_back("the workspace would exceed 2^59 floats");
-    if (forward_league(p, *this) > INT_MAX || (p.with_backward && backward_league(p, *this) > INT_MAX))
+    if (forward_league(p, *this, w) > INT_MAX || (p.with_backward && backward_league(p, *this, w) > INT_MAX))
       why.push_back("more than 2^31 - 1 teams (raise channels_per_team or chunk_len)");
   }
   std::string text;
