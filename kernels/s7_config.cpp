@@ -48,7 +48,11 @@ int largest_group_at_most(std::int64_t rows, int cap) {
 // ---------------------------------------------------------------------------------------------
 // S7ScanConfig
 
-std::vector<std::string> s7_scan_implementations() { return {"sequential", "chunked"}; }
+std::vector<std::string> s7_scan_implementations() { return {"sequential", "chunked", "scanned"}; }
+
+std::int64_t s7_scanned_walk_scratch_bytes(int walk_team_size) {
+  return std::int64_t(sizeof(float)) * (std::int64_t(4) * walk_team_size + 1);
+}
 
 std::vector<std::string> s7_scan_config_fields() {
   return {"impl",     "team_size",  "items_per_thread", "states_per_thread", "dims_per_thread",
@@ -85,7 +89,7 @@ S7ScanConfig S7ScanConfig::from_json(const nlohmann::json& j) {
 std::string S7ScanConfig::invalid_reason(const S7ScanProblem& p, BackendKind backend) const {
   const auto impls = s7_scan_implementations();
   if (std::find(impls.begin(), impls.end(), impl) == impls.end())
-    return "unknown impl '" + impl + "' (expected sequential or chunked)";
+    return "unknown impl '" + impl + "' (expected sequential, chunked or scanned)";
   if (!is_kokkos_backend(backend)) return "backend " + to_string(backend) + " does not run Kokkos kernels";
   const int max_team = s7_max_team_size(backend);
   if (max_team <= 0) return "backend " + to_string(backend) + " is not compiled into this binary";
@@ -99,13 +103,24 @@ std::string S7ScanConfig::invalid_reason(const S7ScanProblem& p, BackendKind bac
   if (!is_group_size(dims_per_thread))
     return "dims_per_thread " + std::to_string(dims_per_thread) + " is not 1, 2, 4 or 8";
   if (chunk_len < 1 || chunk_len > 65536) return "chunk_len " + std::to_string(chunk_len) + " outside [1, 65536]";
-  if (walk_team_size < 1 || walk_team_size > max_team)
-    return "walk_team_size " + std::to_string(walk_team_size) + " outside [1, " + std::to_string(max_team) + "] on " +
-           to_string(backend);
+  // The walk kernels' own limit, not the space's: found by `check s7_scan` on the H200, where a
+  // "scanned" team of 1024 passed this test against max_team and the launch refused it (512).
+  const int max_walk_team = s7_walk_max_team_size(backend);
+  if (walk_team_size < 1 || walk_team_size > max_walk_team)
+    return "walk_team_size " + std::to_string(walk_team_size) + " outside [1, " + std::to_string(max_walk_team) +
+           "] on " + to_string(backend) + " (the walk kernels' largest team)";
   for (const auto& [name, splits] : {std::pair<const char*, int>{"fwd_dim_splits", fwd_dim_splits},
                                      std::pair<const char*, int>{"bwd_dim_splits", bwd_dim_splits}})
     if (splits < 1 || splits > p.dim)
       return std::string(name) + " " + std::to_string(splits) + " outside [1, dim = " + std::to_string(p.dim) + "]";
+  const bool scanned = impl == "scanned";
+  if (scanned && chunk_len > kS7WalkBatch)
+    return "chunk_len " + std::to_string(chunk_len) + " above " + std::to_string(kS7WalkBatch) +
+           ": scanned keeps a thread's chunk in registers";
+  if (scanned && s7_scanned_walk_scratch_bytes(walk_team_size) > s7_max_team_scratch_bytes(backend))
+    return "walk_team_size " + std::to_string(walk_team_size) + " needs " +
+           std::to_string(s7_scanned_walk_scratch_bytes(walk_team_size)) + " bytes of team scratch, more than " +
+           std::to_string(s7_max_team_scratch_bytes(backend)) + " on " + to_string(backend);
   const std::int64_t rows = std::min<std::int64_t>(walk_team_size, p.dstate);
   // Kokkos takes the league size as an int.
   const std::int64_t tile = std::int64_t(team_size) * items_per_thread, tiles = ceil_div(p.seqlen, tile);
@@ -113,7 +128,8 @@ std::string S7ScanConfig::invalid_reason(const S7ScanProblem& p, BackendKind bac
       p.batch * tiles *
       std::max(ceil_div(p.dstate, states_per_thread) * std::max(fwd_dim_splits, bwd_dim_splits),
                ceil_div(p.dim, dims_per_thread));
-  const std::int64_t walk_league = p.batch * ceil_div(p.dstate, rows) * ceil_div(p.seqlen, chunk_len);
+  const std::int64_t walk_league =
+      scanned ? p.batch * p.dstate : p.batch * ceil_div(p.dstate, rows) * ceil_div(p.seqlen, chunk_len);
   if (stream_league > INT_MAX || walk_league > INT_MAX)
     return "more than 2^31 − 1 teams in one launch; raise team_size·items_per_thread or chunk_len";
   return "";
@@ -126,13 +142,14 @@ S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backen
   if (backend == BackendKind::cuda) {
     c.team_size = 128;
     c.items_per_thread = 1;
-    c.walk_team_size = int(std::min<std::int64_t>(32, p.dstate));
-    // Enough walk teams: with b·N/32 row tiles, ⌈L/chunk_len⌉ chunks should give ≥ 4 teams per SM
-    // of a 132-SM device, but chunks shorter than 32 steps cost more in summaries than they save.
-    const std::int64_t row_tiles = p.batch * ceil_div(p.dstate, c.walk_team_size);
-    c.chunk_len = 64;
-    while (c.chunk_len > 32 && row_tiles * ceil_div(p.seqlen, c.chunk_len) < 4 * 132) c.chunk_len /= 2;
-    c.impl = ceil_div(p.seqlen, c.chunk_len) > 1 ? "chunked" : "sequential";
+    // "scanned": one launch per walk, a thread per 16-step chunk, teams as wide as a row's
+    // chunks (whole warps, at most the walk kernels' largest team: longer rows take rounds).
+    c.chunk_len = kS7WalkBatch;
+    const std::int64_t chunks = ceil_div(p.seqlen, c.chunk_len);
+    const int max_walk_team = s7_walk_max_team_size(backend) > 0 ? s7_walk_max_team_size(backend) : 1024;
+    c.walk_team_size = 32;
+    while (c.walk_team_size * 2 <= max_walk_team && c.walk_team_size < chunks) c.walk_team_size *= 2;
+    c.impl = "scanned";
     // The Bu stage (tiles of 4·team_size steps where seqlen allows 16-byte accesses) and the C pass
     // (team_size steps): split dim until there are about `per_sm` teams per SM, at most 8 ways.
     // The Bu stage stops at 3: every split is one more b·N·L row for the walks to read, and at
@@ -150,7 +167,9 @@ S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backen
     c.impl = "sequential";
     c.team_size = 1;
     c.items_per_thread = 64;
-    c.chunk_len = 256;
+    // The sequential walk's result does not depend on chunk_len; 16 lets `--impl chunked` and
+    // `--impl scanned` (chunks ≤ 16 steps) run the heuristic with only the impl changed.
+    c.chunk_len = kS7WalkBatch;
     c.walk_team_size = 1;
     c.fwd_dim_splits = 1;
     c.bwd_dim_splits = 1;
@@ -170,6 +189,7 @@ std::vector<S7ScanConfig> s7_scan_candidate_configs(const S7ScanProblem& p, Back
           S7ScanConfig c = h;
           c.impl = impl;
           c.chunk_len = chunk;
+          c.walk_team_size = int(std::min<std::int64_t>(32, p.dstate));  // rows per team
           c.states_per_thread = group;
           c.dims_per_thread = group;
           add(c);
@@ -192,9 +212,15 @@ std::vector<S7ScanConfig> s7_scan_candidate_configs(const S7ScanProblem& p, Back
       c.bwd_dim_splits = splits;
       add(c);
     }
-    for (int walk : {16, 64}) {
+    for (int walk : {64, 128, 256, 512, 1024}) {  // scanned's chunks per round
       S7ScanConfig c = h;
       c.walk_team_size = walk;
+      add(c);
+    }
+    {
+      S7ScanConfig c = h;  // scanned with half-length chunks
+      c.chunk_len = kS7WalkBatch / 2;
+      c.walk_team_size = 2 * h.walk_team_size;
       add(c);
     }
   } else {
@@ -221,7 +247,8 @@ std::vector<S7ScanConfig> s7_scan_candidate_configs(const S7ScanProblem& p, Back
 }
 
 // Workspace: Bu (fwd_dim_splits·b·N·L) and X (b·N·L); with the backward DX (b·N·L) and G
-// (bwd_dim_splits·b·N·L); "chunked" adds chunk_end, chunk_prod and carry (b·N·⌈L/chunk_len⌉ each).
+// (bwd_dim_splits·b·N·L); "chunked" adds chunk_end, chunk_prod and carry (b·N·⌈L/chunk_len⌉ each);
+// "scanned" keeps its summaries in team scratch.
 // All float32.
 std::int64_t s7_scan_workspace_bytes(const S7ScanProblem& p, const S7ScanConfig& c) {
   const std::int64_t bnl = p.batch * p.dstate * p.seqlen;
@@ -235,13 +262,13 @@ std::int64_t s7_scan_workspace_bytes(const S7ScanProblem& p, const S7ScanConfig&
 // for L2 hits between teams: an upper bound; on the H200 most re-reads below are L2 hits).
 // With bNL = b·N·L, bHL = b·H·L, cs = b·N·⌈L/chunk_len⌉, gN = ⌈N/states_per_thread⌉,
 // gH = ⌈H/dims_per_thread⌉, F = fwd_dim_splits, S = bwd_dim_splits, in float32 words (× 4 bytes):
-//   forward  = bNL·(2F + 1 + gH) + (gN − 1)·bHL                     sequential
+//   forward  = bNL·(2F + 1 + gH) + (gN − 1)·bHL                     sequential, scanned
 //              Bu's F splits written and read by the walk, X written, X read by every dim group
 //              of the y stage; u re-read by every state group of the Bu stage
 //            + bNL·(F + 1) + 6·cs                                    chunked in addition
 //              Bu's splits and A read again by the apply walk; summaries written and read
 //              (2·cs each), carries written and read
-//   backward = bNL·(2S + S + 3 + gH) + (gN − 1)·bHL                   sequential
+//   backward = bNL·(2S + S + 3 + gH) + (gN − 1)·bHL                   sequential, scanned
 //              X read by the C pass of every split, G written and read, A read again for dA,
 //              X read for x_{t−1}, DX written, DX read by every dim group of the B pass; dout
 //              re-read by every state group of the C pass

@@ -33,14 +33,23 @@ namespace scanlab::kernels {
 //                 product of A_bar), the carries are propagated across chunks in order per (b, n),
 //                 and every chunk walks again from its true carry (b·N·⌈L/chunk_len⌉/walk_team_size
 //                 teams per walk).
+//   "scanned":    parallel in time in one launch: a team of walk_team_size threads per (b, n) row,
+//                 one chunk of chunk_len ≤ kS7WalkBatch steps a thread, held in registers; the
+//                 chunks' summaries are combined by a scan across the team (a tree fixed by
+//                 walk_team_size), each chunk walks again from its carry, and rounds of
+//                 walk_team_size chunks follow each other along the row (b·N teams per walk).
+// Steps a walk thread loads and walks at once (the batch of every impl's walk).
+constexpr int kS7WalkBatch = 16;
+
 struct S7ScanConfig {
   std::string impl = "chunked";
   int team_size = 128;        // threads per team in the streaming stages
   int items_per_thread = 1;   // time steps per thread in the streaming stages (tile = product)
   int states_per_thread = 4;  // dstate rows one thread accumulates at once (Bu, dC pass): 1, 2, 4 or 8
   int dims_per_thread = 4;    // dim rows one thread accumulates at once (y, dB pass): 1, 2, 4 or 8
-  int chunk_len = 64;         // time steps per walk tile (and per chunk of "chunked")
-  int walk_team_size = 32;    // dstate rows per walk team, one thread each
+  int chunk_len = 64;         // time steps per walk tile (per chunk of "chunked", per thread of "scanned")
+  int walk_team_size = 32;    // threads per walk team: one dstate row each ("scanned": one chunk each
+                              // of one row)
   int fwd_dim_splits = 1;     // the forward's Bu stage splits dim into this many partial sums of
                               // Σ_h B·u, added by the walk in split order (more parallelism)
   int bwd_dim_splits = 1;     // the backward's C pass splits dim into this many partial sums of
@@ -79,16 +88,20 @@ struct S7InnerConfig {
   bool operator!=(const S7InnerConfig& o) const { return !(*this == o); }
 };
 
-std::vector<std::string> s7_scan_implementations();  // {"sequential", "chunked"}
+std::vector<std::string> s7_scan_implementations();  // {"sequential", "chunked", "scanned"}
+// Team scratch of a "scanned" walk team: two buffers of walk_team_size (product, end) pairs and the
+// value one round hands the next.
+std::int64_t s7_scanned_walk_scratch_bytes(int walk_team_size);
 std::vector<std::string> s7_scan_config_fields();     // every key of S7ScanConfig::to_json()
 
-// The default without measuring. GPU (cuda): "chunked" (b·N alone is far too few threads for a
-// walk over all of seqlen), team_size 128, states/dims per thread 4 (fewer when N/H are smaller),
-// chunk_len 64 (shorter when seqlen is short, so that ⌈L/chunk_len⌉·b·N/32 walk teams fill the
-// device), walk_team_size 32 (min with N), and fwd_dim_splits and bwd_dim_splits raised until the
+// The default without measuring. GPU (cuda): "scanned" (b·N alone is far too few threads for a
+// walk over all of seqlen, and one launch beats "chunked"'s three), chunk_len 16, walk_team_size
+// the row's chunk count rounded up to a power of two in [32, s7_walk_max_team_size], team_size 128, states/dims per
+// thread 4 (fewer when N/H are smaller), and fwd_dim_splits and bwd_dim_splits raised until the
 // Bu stage and the C pass have about three and four teams per SM. Host (serial/openmp): "sequential" (there
 // are enough (b, n) walks for a few cores and no summary pass to pay), team_size 1, a tile of 64
-// steps, chunk_len 256, walk_team_size 1, no dim splits.
+// steps, chunk_len 16, walk_team_size 1, no dim splits. On every backend the heuristic with its
+// impl replaced by any other is valid (what `scanlab check --impl NAME` runs).
 S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backend);
 // Valid configs worth timing, the heuristic first, without duplicates; at least 8 on GPU shapes
 // that are not tiny.
@@ -122,6 +135,9 @@ TensorMap run_s7_inner(const S7InnerProblem& p, const TensorMap& inputs, Backend
 // Serial: 1) and the team scratch (level 0) it offers in bytes. 0 when the backend is not
 // compiled in. Defined with the kernels, so that this header stays free of Kokkos.
 int s7_max_team_size(BackendKind backend);
+// The largest walk_team_size every walk kernel launches with on the backend (CUDA: below
+// s7_max_team_size, for the registers a walk thread holds); 0 when not compiled in.
+int s7_walk_max_team_size(BackendKind backend);
 std::int64_t s7_max_team_scratch_bytes(BackendKind backend);
 
 }  // namespace scanlab::kernels

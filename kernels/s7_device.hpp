@@ -21,6 +21,11 @@ namespace scanlab::kernels::s7_detail {
 using device_math::erf_f32;
 using device_math::exp_f32;
 
+// Team scratch as floats (level 0, carved by the team policy's set_scratch_size).
+template <class Space>
+using ScratchFloats =
+    Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
 // A_bar = 1 − 1/(A² + 0.5). A² + 0.5 ≥ 0.5, so the reciprocal is always finite; A_bar is 0 at
 // |A| = 1/√2 and nothing ever divides by it.
 KOKKOS_INLINE_FUNCTION float s7_a_bar(float A) { return 1.0f - 1.0f / (A * A + 0.5f); }

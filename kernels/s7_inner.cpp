@@ -172,9 +172,6 @@ struct TransposeGrid {
   }
 };
 
-template <class Space>
-using ScratchFloats =
-    Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // out[b,t,h] = sigmoid(z[b,h,t])·y[b,h,t] + hidden_states[b,t,h].
 template <class Space>

@@ -2,6 +2,7 @@
 // passes and the host bridge.
 #include "s7_scan.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <sstream>
 
@@ -107,19 +108,44 @@ bool views_allow_vec4(index_t seqlen, const Views&... views) {
   return seqlen % 4 == 0 && (allows_vec4(views) && ...);
 }
 
+#if defined(__CUDA_ARCH__)
+#define SCANLAB_NO_UNROLL _Pragma("unroll 1")
+#else
+#define SCANLAB_NO_UNROLL
+#endif
+
 // The vector path's sums: acc[j] = Σ_k rows[j][k·row_stride] · common[k·common_stride] over
-// k = 0 … count-1 in ascending order, four consecutive steps per lane.
+// k = 0 … count-1 in ascending order, four consecutive steps per lane. Software-pipelined: step
+// k+1's GROUP + 1 loads are issued before step k's multiply-adds, so a thread always has a step's
+// loads in flight. Left to itself the compiler unrolled by 4 and waited on each batch of loads
+// before issuing the next, and the Bu and y stages read at ~84% of the read ceiling (ncu,
+// 2026-12-02-s11). The multiply-adds and their order are unchanged.
 template <int GROUP>
 KOKKOS_FORCEINLINE_FUNCTION void sum4_ascending(const float* const (&rows)[GROUP], index_t row_stride,
                                                 const float* common, index_t common_stride, index_t count,
                                                 streaming::Float4 (&acc)[GROUP]) {
   SCANLAB_UNROLL
   for (int j = 0; j < GROUP; ++j) acc[j] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (index_t k = 0; k < count; ++k) {
-    const streaming::Float4 c = streaming::load4(common + k * common_stride);
+  if (count <= 0) return;
+  streaming::Float4 c = streaming::load4(common), r[GROUP];
+  SCANLAB_UNROLL
+  for (int j = 0; j < GROUP; ++j) r[j] = streaming::load4(rows[j]);
+  // Not unrolled further: at 4 the pipelined buffers spilled under the 128-register cap (ptxas:
+  // 56 bytes of stack for a group of 4).
+  SCANLAB_NO_UNROLL
+  for (index_t k = 0; k + 1 < count; ++k) {
+    const streaming::Float4 c_next = streaming::load4(common + (k + 1) * common_stride);
+    streaming::Float4 r_next[GROUP];
     SCANLAB_UNROLL
-    for (int j = 0; j < GROUP; ++j) streaming::fma4(acc[j], streaming::load4(rows[j] + k * row_stride), c);
+    for (int j = 0; j < GROUP; ++j) r_next[j] = streaming::load4(rows[j] + (k + 1) * row_stride);
+    SCANLAB_UNROLL
+    for (int j = 0; j < GROUP; ++j) streaming::fma4(acc[j], r[j], c);
+    c = c_next;
+    SCANLAB_UNROLL
+    for (int j = 0; j < GROUP; ++j) r[j] = r_next[j];
   }
+  SCANLAB_UNROLL
+  for (int j = 0; j < GROUP; ++j) streaming::fma4(acc[j], r[j], c);
 }
 
 // Bu[s,b,n,t] = Σ_{h in split s} B[b,n,h,t]·u[b,h,t], h ascending, + bias[b,n,t] in split 0; the
@@ -336,7 +362,7 @@ struct BPassStage {
 // product of its A_bars, so that end(true carry) = end(0) + product·carry.
 enum class WalkMode { summary, apply };
 
-constexpr int kWalkBatch = 16;
+constexpr int kWalkBatch = kS7WalkBatch;
 
 // Steps [first, first + count) of a row into registers (16-byte loads when `vec` and the batch is
 // whole and aligned); steps past count are left as they are.
@@ -365,6 +391,23 @@ KOKKOS_FORCEINLINE_FUNCTION void store_steps(float* row, int count, bool vec, co
     if (j < count) row[j] = in[j];
 }
 
+// "scanned"'s work tag: one team per (b, n) row, one thread per chunk, the chunks' maps combined
+// by a team-wide scan (WalkStage::operator()(ScannedWalk, ·) says how).
+struct ScannedWalk {};
+
+// One step of the walk: forward x = A_bar·x + Bu (the output is x); backward dx = g + h,
+// h ← A_bar·dx (the output is dx). Every impl walks through this one function.
+template <bool REVERSE>
+KOKKOS_FORCEINLINE_FUNCTION float walk_step(float& value, float a_bar, float drive) {
+  if (!REVERSE) {
+    value = a_bar * value + drive;
+    return value;
+  }
+  const float dx = drive + value;
+  value = a_bar * dx;
+  return dx;
+}
+
 template <class Space, bool REVERSE>
 struct WalkStage {
   // Inputs of the walk. The driving term is Σ_s partials[s] (split order).
@@ -385,6 +428,55 @@ struct WalkStage {
   bool vec4 = false;       // every row the walk reads or writes allows 16-byte accesses at t % 4 == 0
   index_t N, L, rows, chunk_len, chunks, row_tiles, splits;
 
+  // A batch of row (b, n), steps [first, first + count): A into a, the driving term Σ_s partials[s]
+  // (split order, ((P0 + P1) + P2) ...; two splits' loads in flight before their adds) into v,
+  // and for the backward's dA (with_x_previous) x_{t−1} into x_previous. Steps past count are 0.
+  KOKKOS_FORCEINLINE_FUNCTION void load_batch(index_t b, index_t n, index_t first, int count, bool with_x_previous,
+                                              float (&a)[kWalkBatch], float (&v)[kWalkBatch],
+                                              float (&x_previous)[kWalkBatch]) const {
+    const bool vec = vec4 && first % 4 == 0;
+    float part[kWalkBatch];
+    SCANLAB_UNROLL
+    for (int j = 0; j < kWalkBatch; ++j) a[j] = v[j] = part[j] = x_previous[j] = 0.0f;
+    load_steps(&A(b, n, first), count, vec, a);
+    for (index_t s = 0; s < splits; s += 2) {
+      float second[kWalkBatch];
+      load_steps(&partials(s, b, n, first), count, vec, part);
+      if (s + 1 < splits) load_steps(&partials(s + 1, b, n, first), count, vec, second);
+      SCANLAB_UNROLL
+      for (int j = 0; j < kWalkBatch; ++j) v[j] += part[j];
+      if (s + 1 < splits) {
+        SCANLAB_UNROLL
+        for (int j = 0; j < kWalkBatch; ++j) v[j] += second[j];
+      }
+    }
+    if (!with_x_previous) return;
+    SCANLAB_UNROLL
+    for (int j = 0; j < kWalkBatch; ++j) {
+      if (j >= count) continue;
+      if (first + j > 0)
+        x_previous[j] = X(b, n, first + j - 1);
+      else if (initial_state.data() != nullptr)
+        x_previous[j] = initial_state(b, n);
+    }
+  }
+
+  // A walked batch's outputs: the states (X forward, DX backward) and, backward, dbias = dx and
+  // dA = dx·x_{t−1}·dA_bar/dA.
+  KOKKOS_FORCEINLINE_FUNCTION void store_batch(index_t b, index_t n, index_t first, int count,
+                                               const float (&a)[kWalkBatch], const float (&out)[kWalkBatch],
+                                               const float (&x_previous)[kWalkBatch]) const {
+    const bool vec = vec4 && first % 4 == 0;
+    store_steps(&states(b, n, first), count, vec, out);
+    if (!REVERSE) return;
+    if (dbias.data() != nullptr) store_steps(&dbias(b, n, first), count, vec, out);
+    float grad[kWalkBatch];
+    SCANLAB_UNROLL
+    for (int j = 0; j < kWalkBatch; ++j) grad[j] = out[j] * x_previous[j] * s7_a_bar_derivative(a[j]);
+    store_steps(&dA(b, n, first), count, vec, grad);
+  }
+
+  // "sequential" (all_chunks) and "chunked"'s summary and apply passes.
   KOKKOS_INLINE_FUNCTION void operator()(const Member<Space>& m) const {
     index_t rank = m.league_rank();
     index_t chunk_first = 0, chunk_count = chunks;
@@ -413,58 +505,18 @@ struct WalkStage {
         for (index_t done = 0; done < len; done += kWalkBatch) {
           const int count = int(min_index(kWalkBatch, len - done));
           const index_t first = REVERSE ? t0 + len - done - count : t0 + done;  // the batch's lowest step
-          const bool vec = vec4 && first % 4 == 0;
-          float a[kWalkBatch], v[kWalkBatch], part[kWalkBatch], out[kWalkBatch];
-          SCANLAB_UNROLL
-          for (int j = 0; j < kWalkBatch; ++j) a[j] = v[j] = part[j] = out[j] = 0.0f;
-          load_steps(&A(b, n, first), count, vec, a);
-          // Split order, ((P0 + P1) + P2) ...; two splits' loads in flight before their adds.
-          for (index_t s = 0; s < splits; s += 2) {
-            float second[kWalkBatch];
-            load_steps(&partials(s, b, n, first), count, vec, part);
-            if (s + 1 < splits) load_steps(&partials(s + 1, b, n, first), count, vec, second);
-            SCANLAB_UNROLL
-            for (int j = 0; j < kWalkBatch; ++j) v[j] += part[j];
-            if (s + 1 < splits) {
-              SCANLAB_UNROLL
-              for (int j = 0; j < kWalkBatch; ++j) v[j] += second[j];
-            }
-          }
-          float x_previous[kWalkBatch];  // backward apply: x_{t-1} for dA
-          if (REVERSE && !summary) {
-            SCANLAB_UNROLL
-            for (int j = 0; j < kWalkBatch; ++j) {
-              x_previous[j] = 0.0f;
-              if (j >= count) continue;
-              if (first + j > 0)
-                x_previous[j] = X(b, n, first + j - 1);
-              else if (initial_state.data() != nullptr)
-                x_previous[j] = initial_state(b, n);
-            }
-          }
+          float a[kWalkBatch], v[kWalkBatch], x_previous[kWalkBatch], out[kWalkBatch];
+          load_batch(b, n, first, count, REVERSE && !summary, a, v, x_previous);
           SCANLAB_UNROLL
           for (int i = 0; i < kWalkBatch; ++i) {
             const int j = REVERSE ? kWalkBatch - 1 - i : i;
+            out[j] = 0.0f;
             if (j >= count) continue;
             const float a_bar = s7_a_bar(a[j]);
-            if (!REVERSE) {
-              value = a_bar * value + v[j];
-              out[j] = value;
-            } else {
-              const float dx = v[j] + value;
-              value = a_bar * dx;
-              out[j] = dx;
-            }
+            out[j] = walk_step<REVERSE>(value, a_bar, v[j]);
             if (summary) product *= a_bar;
           }
-          if (summary) continue;
-          store_steps(&states(b, n, first), count, vec, out);
-          if (REVERSE) {
-            if (dbias.data() != nullptr) store_steps(&dbias(b, n, first), count, vec, out);
-            SCANLAB_UNROLL
-            for (int j = 0; j < kWalkBatch; ++j) part[j] = out[j] * x_previous[j] * s7_a_bar_derivative(a[j]);
-            store_steps(&dA(b, n, first), count, vec, part);
-          }
+          if (!summary) store_batch(b, n, first, count, a, out, x_previous);
         }
         if (summary) {
           chunk_end(b, n, c) = value;
@@ -475,6 +527,79 @@ struct WalkStage {
         }
       }
     });
+  }
+
+  // "scanned": one team per (b, n) row and one launch. Thread i of a team of T owns the chunk at
+  // walk position w = round·T + i (chunk_len ≤ kWalkBatch steps, held in registers throughout).
+  // Per round of T chunks: each thread walks its chunk from 0, which gives the chunk's map
+  // x ↦ end + product·x; an inclusive Hillis–Steele scan over the team composes the maps of
+  // chunks 0..i in a tree fixed by T alone (deterministic); each thread then walks its chunk again
+  // from the round's carry pushed through the maps before it; the last chunk's walked value carries
+  // the round into the next. "chunked" does the same in three launches through global memory (summaries,
+  // carries, apply: 36-42 µs of an s7_scan forward on the H200, 2026-12-01-s7/final/).
+  KOKKOS_INLINE_FUNCTION void operator()(ScannedWalk, const Member<Space>& m) const {
+    const index_t b = m.league_rank() / N, n = m.league_rank() % N;
+    const int T = m.team_size(), i = m.team_rank();
+    // Two buffers of T (product, end) pairs, which the scan alternates between, and the round's
+    // last walked value (s7_scanned_walk_scratch_bytes).
+    ScratchFloats<Space> maps(m.team_scratch(0), std::size_t(4) * T + 1);
+    float carry_value = start.data() != nullptr ? start(b, n) : 0.0f;
+    const index_t rounds = ceil_div(chunks, index_t(T));
+    for (index_t round = 0; round < rounds; ++round) {
+      const index_t w = round * T + i;
+      const bool active = w < chunks;
+      const index_t c = REVERSE ? chunks - 1 - w : w;
+      const index_t first = active ? c * chunk_len : 0;
+      const int count = active ? int(min_index(chunk_len, L - first)) : 0;
+      float a[kWalkBatch], v[kWalkBatch], x_previous[kWalkBatch], a_bar[kWalkBatch], out[kWalkBatch];
+      if (active)
+        load_batch(b, n, first, count, REVERSE, a, v, x_previous);
+      float end = 0.0f, product = 1.0f;  // an idle thread holds the identity map
+      SCANLAB_UNROLL
+      for (int s = 0; s < kWalkBatch; ++s) {
+        const int j = REVERSE ? kWalkBatch - 1 - s : s;
+        a_bar[j] = 0.0f;
+        if (j >= count) continue;
+        a_bar[j] = s7_a_bar(a[j]);
+        walk_step<REVERSE>(end, a_bar[j], v[j]);
+        product *= a_bar[j];
+      }
+      // Inclusive scan: after it, buffer `in` holds the map of chunks 0..i of this round.
+      int in = 0;
+      maps(2 * i) = product;
+      maps(2 * i + 1) = end;
+      m.team_barrier();
+      for (int offset = 1; offset < T; offset *= 2) {
+        const int from = in * 2 * T, to = (1 - in) * 2 * T;
+        float p = maps(from + 2 * i), e = maps(from + 2 * i + 1);
+        if (i >= offset) {  // earlier map (pe, ee), then this one: x ↦ e + p·(ee + pe·x)
+          const float pe = maps(from + 2 * (i - offset)), ee = maps(from + 2 * (i - offset) + 1);
+          e = e + p * ee;
+          p = pe * p;
+        }
+        maps(to + 2 * i) = p;
+        maps(to + 2 * i + 1) = e;
+        m.team_barrier();
+        in = 1 - in;
+      }
+      const int base = in * 2 * T;
+      float value = carry_value;
+      if (i > 0) value = maps(base + 2 * (i - 1) + 1) + maps(base + 2 * (i - 1)) * carry_value;
+      SCANLAB_UNROLL
+      for (int s = 0; s < kWalkBatch; ++s) {
+        const int j = REVERSE ? kWalkBatch - 1 - s : s;
+        out[j] = 0.0f;
+        if (j >= count) continue;
+        out[j] = walk_step<REVERSE>(value, a_bar[j], v[j]);
+      }
+      if (active) store_batch(b, n, first, count, a, out, x_previous);
+      if (w == chunks - 1 && final_value.data() != nullptr) final_value(b, n) = value;
+      // The next round starts from the last chunk's walked value (not the composed map's, which
+      // rounds differently): with one thread a team this is the sequential walk, bit for bit.
+      if (i == T - 1) maps(4 * T) = value;
+      m.team_barrier();  // also: every thread is done reading this round's maps
+      carry_value = maps(4 * T);
+    }
   }
 };
 
@@ -604,6 +729,11 @@ void run_walk(const S7ScanProblem& p, const S7ScanConfig& c, WalkStage<Space, RE
   walk.splits = REVERSE ? c.bwd_dim_splits : c.fwd_dim_splits;
   walk.vec4 = views_allow_vec4(p.seqlen, walk.A, walk.partials, walk.states, walk.X, walk.dA, walk.dbias);
   const int team = static_cast<int>(rows);
+  if (c.impl == "scanned") {
+    launch<Space, ScannedWalk>(apply_label, space, p.batch * p.dstate, c.walk_team_size,
+                               std::size_t(s7_scanned_walk_scratch_bytes(c.walk_team_size)), walk);
+    return;
+  }
   if (c.impl == "sequential") {
     walk.mode = WalkMode::apply;
     walk.all_chunks = true;
@@ -900,7 +1030,34 @@ template <class Space>
 int policy_team_size_max() {
   return Kokkos::TeamPolicy<Space>(1, 1).team_size_max(NoOpTeam<Space>(), Kokkos::ParallelForTag());
 }
+// The walk kernels hold batches of steps in registers (on the H200 ~100-150 a thread), so CUDA
+// runs them in smaller teams than the space's largest: the smallest maximum over all four.
+template <class Space>
+int walk_policy_team_size_max() {
+  const WalkStage<Space, false> forward{};
+  const WalkStage<Space, true> backward{};
+  const Kokkos::ParallelForTag tag;
+  return std::min({Kokkos::TeamPolicy<Space>(1, 1).team_size_max(forward, tag),
+                   Kokkos::TeamPolicy<Space>(1, 1).team_size_max(backward, tag),
+                   Kokkos::TeamPolicy<Space, ScannedWalk>(1, 1).team_size_max(forward, tag),
+                   Kokkos::TeamPolicy<Space, ScannedWalk>(1, 1).team_size_max(backward, tag)});
+}
 }  // namespace
+
+int s7_walk_max_team_size(BackendKind backend) {
+  switch (backend) {
+#ifdef KOKKOS_ENABLE_SERIAL
+    case BackendKind::serial: return walk_policy_team_size_max<Kokkos::Serial>();
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+    case BackendKind::openmp: return walk_policy_team_size_max<Kokkos::OpenMP>();
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+    case BackendKind::cuda: return walk_policy_team_size_max<Kokkos::Cuda>();
+#endif
+    default: return 0;
+  }
+}
 
 int s7_max_team_size(BackendKind backend) {
   switch (backend) {

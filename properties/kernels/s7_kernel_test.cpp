@@ -131,9 +131,17 @@ void expect_matches_oracle(const S7ScanProblem& p, const TensorMap& in, const Te
   EXPECT_TRUE(ref::all_pass(comparisons)) << what << "\n" << ref::describe(comparisons);
 }
 
+// c run by another impl; "scanned" holds a thread's chunk in registers, so its chunk shrinks to fit.
+S7ScanConfig with_impl(S7ScanConfig c, const std::string& impl) {
+  c.impl = impl;
+  if (impl == "scanned") c.chunk_len = std::min(c.chunk_len, kS7WalkBatch);
+  return c;
+}
+
 std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backend) {
   std::vector<S7ScanConfig> configs;
-  for (const char* impl : {"sequential", "chunked"}) {
+  for (const std::string& impl : s7_scan_implementations()) {
+    const bool scanned = impl == "scanned";  // a thread's chunk in registers: chunk_len ≤ kS7WalkBatch
     S7ScanConfig c;
     c.impl = impl;
     c.team_size = 1;
@@ -145,7 +153,7 @@ std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backe
       c.items_per_thread = s[0];
       c.states_per_thread = s[1];
       c.dims_per_thread = s[2];
-      c.chunk_len = s[3];
+      c.chunk_len = scanned ? std::min(s[3], kS7WalkBatch) : s[3];
       c.walk_team_size = s[4];
       c.bwd_dim_splits = int(std::min<std::int64_t>(s[5], p.dim));
       c.fwd_dim_splits = int(std::min<std::int64_t>(s[5] == 1 ? 1 : 5 - s[5], p.dim));  // 3 and 2 against 2 and 3
@@ -161,6 +169,12 @@ std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backe
       c.fwd_dim_splits = int(std::min<std::int64_t>(2, p.dim));
       configs.push_back(c);
     }
+    // scanned: a team scan over up to 8 chunks, several rounds along the row, idle threads in the last.
+    if (scanned && s7_max_team_size(backend) >= 3) {
+      c.walk_team_size = std::min(8, s7_max_team_size(backend));
+      c.chunk_len = 3;
+      configs.push_back(c);
+    }
     if (backend == BackendKind::cuda) {  // the GPU's own shapes: whole warps, several warps per walk
       S7ScanConfig g = s7_scan_heuristic_config(p, backend);
       g.impl = impl;
@@ -172,6 +186,11 @@ std::vector<S7ScanConfig> scan_configs(const S7ScanProblem& p, BackendKind backe
       g.bwd_dim_splits = int(std::min<std::int64_t>(2, p.dim));
       g.fwd_dim_splits = int(std::min<std::int64_t>(4, p.dim));
       configs.push_back(g);
+      if (scanned) {  // the scan across warps, and rounds on every row longer than 192 steps
+        g.walk_team_size = 64;
+        g.chunk_len = 3;
+        configs.push_back(g);
+      }
     }
   }
   return configs;
@@ -236,14 +255,14 @@ TEST(KernelS7Scan, BackwardFiniteAndCorrectWhereABarIsZero) {
   const TensorMap in = scan_inputs(p, true, 5);
   for (double a : require(in, "A").values) ASSERT_EQ(std::fabs(a), kCritical);
   for (auto backend : kokkos_backends())
-    for (const char* impl : {"sequential", "chunked"}) {
+    for (const std::string& impl : s7_scan_implementations()) {
       S7ScanConfig c = s7_scan_heuristic_config(p, backend);
       c.impl = impl;
       c.chunk_len = 4;
       const TensorMap got = run_s7_scan(p, in, backend, c);
       for (const auto& [name, t] : got)
         for (double v : t.values) ASSERT_TRUE(std::isfinite(v)) << name << " on " << to_string(backend);
-      expect_matches_oracle(p, in, got, std::string(impl) + " at A_bar = 0 on " + to_string(backend));
+      expect_matches_oracle(p, in, got, impl + " at A_bar = 0 on " + to_string(backend));
       // dA is not trivially zero there: its slope 2A/(A²+½)² = ±√2 is not.
       double largest_dA = 0;
       for (double v : got.at("dA").values) largest_dA = std::max(largest_dA, std::fabs(v));
@@ -259,7 +278,7 @@ TEST(KernelS7Scan, BitwiseRepeatableAndIndependentOfThreadCount) {
   const S7ScanProblem p = problem_of(sc);
   const TensorMap in = scan_inputs(p, false, 11);
   const auto backends = host_backends();
-  for (const char* impl : {"sequential", "chunked"}) {
+  for (const std::string& impl : s7_scan_implementations()) {
     S7ScanConfig c = s7_scan_heuristic_config(p, backends.front());
     c.impl = impl;
     c.chunk_len = 16;
@@ -272,20 +291,25 @@ TEST(KernelS7Scan, BitwiseRepeatableAndIndependentOfThreadCount) {
       EXPECT_TRUE(bitwise_equal(first, again, why)) << impl << " on " << to_string(backend) << ": " << why;
     }
     for (auto backend : kokkos_backends()) {  // each backend against itself, CUDA included
-      S7ScanConfig own = s7_scan_heuristic_config(p, backend);
-      own.impl = impl;
+      S7ScanConfig own = with_impl(s7_scan_heuristic_config(p, backend), impl);
       own.bwd_dim_splits = 2;
       own.fwd_dim_splits = 2;
       const TensorMap once = run_s7_scan(p, in, backend, own);
       EXPECT_TRUE(bitwise_equal(once, run_s7_scan(p, in, backend, own), why)) << impl << " repeated on "
                                                                               << to_string(backend) << ": " << why;
     }
-    if (std::string(impl) == "sequential") {
+    if (impl == "sequential") {
       S7ScanConfig other = c;
       other.chunk_len = 7;
       other.items_per_thread = 5;
       EXPECT_TRUE(bitwise_equal(first, run_s7_scan(p, in, backends.back(), other), why))
           << "sequential walk changed with chunk_len: " << why;
+      // scanned with one thread a team has nothing to scan: each round's carry walks its chunk in
+      // order, the same operations as the sequential walk.
+      other.impl = "scanned";
+      other.walk_team_size = 1;
+      EXPECT_TRUE(bitwise_equal(first, run_s7_scan(p, in, backends.back(), other), why))
+          << "scanned with teams of one differs from sequential: " << why;
     }
   }
 }
@@ -310,7 +334,7 @@ TEST(KernelS7Scan, EveryPoisonedOutputIsOverwritten) {
 TEST(KernelS7Scan, DeviceLevelApiAndWorkspace) {
   const ScanCase sc{2, 3, 5, 50, true, false, true, false};
   const S7ScanProblem p = problem_of(sc);
-  for (const char* impl : {"sequential", "chunked"}) {
+  for (const std::string& impl : s7_scan_implementations()) {
     S7ScanConfig c = s7_scan_heuristic_config(p, BackendKind::serial);
     c.impl = impl;
     c.chunk_len = 8;
@@ -360,10 +384,40 @@ TEST(KernelS7Scan, ConfigValidationAndJson) {
   EXPECT_NE(broken([](S7ScanConfig& b) { b.fwd_dim_splits = 5; }), "");
   EXPECT_NE(broken([](S7ScanConfig& b) { b.team_size = 2; }), "");  // Serial runs teams of one
   EXPECT_NE(broken([](S7ScanConfig& b) { b.chunk_len = 70000; }), "");
+  EXPECT_NE(broken([](S7ScanConfig& b) { b.impl = "scanned"; b.chunk_len = kS7WalkBatch + 1; }), "");
+  EXPECT_EQ(broken([](S7ScanConfig& b) { b.impl = "scanned"; b.chunk_len = kS7WalkBatch; }), "");
   EXPECT_NE(c.invalid_reason(p, BackendKind::reference), "");
   S7ScanConfig bad = c;
   bad.impl = "magic";
   EXPECT_THROW(run_s7_scan(p, scan_inputs(p, false, 3), BackendKind::serial, bad), std::invalid_argument);
+
+  // `--impl NAME` runs the heuristic with only its impl replaced: valid for every impl.
+  for (auto backend : compiled_kokkos_backends())
+    for (const std::string& impl : s7_scan_implementations()) {
+      S7ScanConfig h = s7_scan_heuristic_config(p, backend);
+      h.impl = impl;
+      EXPECT_EQ(h.invalid_reason(p, backend), "") << impl << " on " << to_string(backend);
+    }
+
+  // A walk team is valid only as large as every walk kernel launches (a finding of `check s7_scan`
+  // on the H200: a "scanned" team of 1024 passed validation and the launch refused it).
+  for (auto backend : compiled_kokkos_backends()) {
+    const int largest = s7_walk_max_team_size(backend);
+    ASSERT_GE(largest, 1) << to_string(backend);
+    EXPECT_LE(largest, s7_max_team_size(backend)) << to_string(backend);
+    S7ScanProblem walk = p;
+    walk.seqlen = 3 * largest + 1;  // rounds of the largest team, the last one short
+    walk.with_backward = true;
+    for (const std::string& impl : s7_scan_implementations()) {
+      S7ScanConfig w = with_impl(s7_scan_heuristic_config(walk, backend), impl);
+      w.walk_team_size = largest + 1;
+      EXPECT_NE(w.invalid_reason(walk, backend), "") << impl << " on " << to_string(backend);
+      w.walk_team_size = largest;
+      ASSERT_EQ(w.invalid_reason(walk, backend), "") << impl << " on " << to_string(backend);
+      expect_matches_oracle(walk, scan_inputs(walk, false, 21), run_s7_scan(walk, scan_inputs(walk, false, 21), backend, w),
+                            impl + " with the largest walk team on " + to_string(backend));
+    }
+  }
 
   // On the GPU a big shape has at least 8 candidates (only checkable where CUDA is compiled in).
   S7ScanProblem big;
@@ -419,7 +473,7 @@ void expect_inner_matches_oracle(const S7InnerProblem& p, const TensorMap& in, c
 
 std::vector<S7InnerConfig> host_inner_configs(const S7InnerProblem& p, BackendKind backend) {
   std::vector<S7InnerConfig> configs;
-  for (const char* impl : {"sequential", "chunked"}) {
+  for (const std::string& impl : s7_inner_implementations()) {
     S7InnerConfig c = s7_inner_heuristic_config(p, backend);
     c.scan.impl = impl;
     c.scan.chunk_len = 3;
@@ -464,7 +518,7 @@ TEST(KernelS7Inner, BitwiseRepeatableAndIndependentOfThreadCount) {
   const S7InnerProblem p = inner_problem(2, 40, 6, 3, true);
   const TensorMap in = inner_inputs(p, 7);
   const auto backends = host_backends();
-  for (const char* impl : {"sequential", "chunked"}) {
+  for (const std::string& impl : s7_inner_implementations()) {
     S7InnerConfig c = s7_inner_heuristic_config(p, backends.front());
     c.scan.impl = impl;
     c.scan.chunk_len = 8;
@@ -475,7 +529,7 @@ TEST(KernelS7Inner, BitwiseRepeatableAndIndependentOfThreadCount) {
           << impl << " on " << to_string(backend) << ": " << why;
     for (auto backend : kokkos_backends()) {  // each backend against itself, CUDA included
       S7InnerConfig own = s7_inner_heuristic_config(p, backend);
-      own.scan.impl = impl;
+      own.scan = with_impl(own.scan, impl);
       const TensorMap once = run_s7_inner(p, in, backend, own);
       EXPECT_TRUE(bitwise_equal(once, run_s7_inner(p, in, backend, own), why))
           << impl << " repeated on " << to_string(backend) << ": " << why;

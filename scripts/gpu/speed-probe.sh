@@ -5,7 +5,7 @@
 # "tiled" kernels, a tune of the forward and of forward+backward at the anchor shape, and
 # mamba_ssm fuzzed through the exec protocol. Everything lands in OUT_DIR, archived as
 # OUT_DIR.tar.gz on exit.
-#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}' [CONFIG_DIRECTIONS=bwd] [CONFIG_SHAPES=2x4096x16x8192,...]] [S7=1 [S7_CONFIGS='{...} {...}']] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab [BASELINE_CONFIG='{...}']] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
+#   [IMPLS="tiled chunked"] [SPLITS="1 4"] [CONFIGS='{"state_split":4,"team_size":128} {...}' [CONFIG_DIRECTIONS=bwd] [CONFIG_SHAPES=2x4096x16x8192,...]] [S7=1 [S7_CONFIGS='{...} {...}' [S7_CONFIG_DIRECTIONS=fwd,fwdbwd]]] [NCU=1] [NCU_SOURCE=1] [NCU_CONFIG='{...}'] [BASELINE=build/baseline/scanlab [BASELINE_CONFIG='{...}']] [EXEC_CASES=6|0] [TUNE_DIRECTIONS="fwd fwdbwd"] [SELECTIVE_SCAN=0] bash scripts/gpu/speed-probe.sh OUT_DIR [BUDGET_S=540]
 # SELECTIVE_SCAN=0 skips every selective_scan stage (with S7=1: an s7-only run). NCU_CONFIG: a config
 # patch for the profiled anchor pass (e.g. '{"fast_activations":0}'); the heuristic's otherwise.
 # BASELINE: another build's binary (scripts/gpu/build-baseline.sh REV; carry it too) whose tiled
@@ -139,11 +139,12 @@ if [ "${S7:-0}" = 1 ]; then
   wait "$s7_builder"; tail -n 1 "$out/peers-build-lrnnx.log"
   mkdir -p "$out/s7" && cp "$out/ceilings.json" "$out/s7/ceilings.json"  # measure_h200 reuses it
   run bash scripts/peers/measure_h200.sh "$out/s7" ceilings s7_scan
-  # The forward with other streaming configs (S7_CONFIGS: JSON objects separated by spaces).
+  # The forward (or S7_CONFIG_DIRECTIONS) with other configs (S7_CONFIGS: JSON objects separated
+  # by spaces, each a patch over the heuristic).
   i=0
   for config in ${S7_CONFIGS:-}; do
     i=$((i + 1))
-    run $scanlab sweep s7_scan --backend cuda --ceilings "$out/s7/ceilings.json" --direction fwd --bias on \
+    run $scanlab sweep s7_scan --backend cuda --ceilings "$out/s7/ceilings.json" --direction "${S7_CONFIG_DIRECTIONS:-fwd}" --bias on \
         --shapes 8x256x64x4096,16x128x16x8192,4x512x32x2048 --config "$config" --implementation "scanlab-config$i" \
         --out "$out/s7/s7_scan-config$i.json"
   done
