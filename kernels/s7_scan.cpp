@@ -1042,51 +1042,36 @@ int walk_policy_team_size_max() {
                    Kokkos::TeamPolicy<Space, ScannedWalk>(1, 1).team_size_max(forward, tag),
                    Kokkos::TeamPolicy<Space, ScannedWalk>(1, 1).team_size_max(backward, tag)});
 }
+// query(Space()) for the backend's execution space; 0 where that space is not compiled in.
+template <class Query>
+std::int64_t on_space(BackendKind backend, const Query& query) {
+  switch (backend) {
+#ifdef KOKKOS_ENABLE_SERIAL
+    case BackendKind::serial: return query(Kokkos::Serial());
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+    case BackendKind::openmp: return query(Kokkos::OpenMP());
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+    case BackendKind::cuda: return query(Kokkos::Cuda());
+#endif
+    default: return 0;
+  }
+}
 }  // namespace
 
 int s7_walk_max_team_size(BackendKind backend) {
-  switch (backend) {
-#ifdef KOKKOS_ENABLE_SERIAL
-    case BackendKind::serial: return walk_policy_team_size_max<Kokkos::Serial>();
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-    case BackendKind::openmp: return walk_policy_team_size_max<Kokkos::OpenMP>();
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-    case BackendKind::cuda: return walk_policy_team_size_max<Kokkos::Cuda>();
-#endif
-    default: return 0;
-  }
+  return int(on_space(backend, [](auto space) { return walk_policy_team_size_max<decltype(space)>(); }));
 }
 
 int s7_max_team_size(BackendKind backend) {
-  switch (backend) {
-#ifdef KOKKOS_ENABLE_SERIAL
-    case BackendKind::serial: return policy_team_size_max<Kokkos::Serial>();
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-    case BackendKind::openmp: return policy_team_size_max<Kokkos::OpenMP>();
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-    case BackendKind::cuda: return policy_team_size_max<Kokkos::Cuda>();
-#endif
-    default: return 0;
-  }
+  return int(on_space(backend, [](auto space) { return policy_team_size_max<decltype(space)>(); }));
 }
 
 std::int64_t s7_max_team_scratch_bytes(BackendKind backend) {
-  switch (backend) {
-#ifdef KOKKOS_ENABLE_SERIAL
-    case BackendKind::serial: return Kokkos::TeamPolicy<Kokkos::Serial>::scratch_size_max(0);
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-    case BackendKind::openmp: return Kokkos::TeamPolicy<Kokkos::OpenMP>::scratch_size_max(0);
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-    case BackendKind::cuda: return Kokkos::TeamPolicy<Kokkos::Cuda>::scratch_size_max(0);
-#endif
-    default: return 0;
-  }
+  return on_space(backend, [](auto space) {
+    return std::int64_t(Kokkos::TeamPolicy<decltype(space)>::scratch_size_max(0));
+  });
 }
 
 }  // namespace scanlab::kernels
