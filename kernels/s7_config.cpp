@@ -146,7 +146,8 @@ S7ScanConfig s7_scan_heuristic_config(const S7ScanProblem& p, BackendKind backen
     // chunks (whole warps, at most the walk kernels' largest team: longer rows take rounds).
     c.chunk_len = kS7WalkBatch;
     const std::int64_t chunks = ceil_div(p.seqlen, c.chunk_len);
-    const int max_walk_team = s7_walk_max_team_size(backend) > 0 ? s7_walk_max_team_size(backend) : 1024;
+    const int compiled_max = s7_walk_max_team_size(backend);  // 0 where CUDA is not compiled in
+    const int max_walk_team = compiled_max > 0 ? compiled_max : 1024;
     c.walk_team_size = 32;
     while (c.walk_team_size * 2 <= max_walk_team && c.walk_team_size < chunks) c.walk_team_size *= 2;
     c.impl = "scanned";

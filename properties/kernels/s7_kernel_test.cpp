@@ -414,7 +414,8 @@ TEST(KernelS7Scan, ConfigValidationAndJson) {
       EXPECT_NE(w.invalid_reason(walk, backend), "") << impl << " on " << to_string(backend);
       w.walk_team_size = largest;
       ASSERT_EQ(w.invalid_reason(walk, backend), "") << impl << " on " << to_string(backend);
-      expect_matches_oracle(walk, scan_inputs(walk, false, 21), run_s7_scan(walk, scan_inputs(walk, false, 21), backend, w),
+      const TensorMap in = scan_inputs(walk, false, 21);
+      expect_matches_oracle(walk, in, run_s7_scan(walk, in, backend, w),
                             impl + " with the largest walk team on " + to_string(backend));
     }
   }
