@@ -693,6 +693,39 @@ KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) 
   }
 }
 
+// kJ consecutive steps of one thread's kM states (registers), the tiled forwards' inner loop: x and
+// dt of each step in registers, B and C of step j at Bk + j·kBcStep and Ck + j·kBcStep (step-major
+// team tiles; the thread's consecutive states at compile-time offsets, kStateRead-float reads).
+// y[j] is the states' share of step j's output (ascending states); kSummary: no C and no y, the
+// decays' running products instead. kNormal: every decay of these steps is known to be a normal
+// float (exp2_stays_normal), so the flush-to-zero exp2 gives the same bits without the subnormal
+// fix-up.
+template <int kM, int kJ, int kBcStep, bool kNormal, bool kSummary>
+KOKKOS_FORCEINLINE_FUNCTION void state_steps(const float* Bk, const float* Ck, const float (&x)[kJ],
+                                             const float (&dt)[kJ], float (&h)[kM], const float (&A2)[kM],
+                                             float (&decay)[kM], float (&y)[kJ]) {
+  constexpr int kStateRead = kM % 4 == 0 ? 4 : 1;  // states per scratch read
+  SCANLAB_UNROLL
+  for (int j = 0; j < kJ; ++j) y[j] = 0.0f;
+  SCANLAB_UNROLL
+  for (int i0 = 0; i0 < kM; i0 += kStateRead) {
+    SCANLAB_UNROLL
+    for (int j = 0; j < kJ; ++j) {
+      float bn[kStateRead], cn[kStateRead];
+      load_run<kStateRead>(Bk + j * kBcStep + i0, bn);
+      if (!kSummary) load_run<kStateRead>(Ck + j * kBcStep + i0, cn);
+      SCANLAB_UNROLL
+      for (int q = 0; q < kStateRead; ++q) {
+        const int i = i0 + q;
+        const float a = kNormal ? sfu_exp2(dt[j] * A2[i]) : sfu_exp2_subnormal(dt[j] * A2[i]);
+        h[i] = a * h[i] + dt[j] * bn[q] * x[j];  // the oracle's association (its underflow terms)
+        if (kSummary) decay[i] *= a;
+        else y[j] += cn[q] * h[i];  // states in ascending order for every step
+      }
+    }
+  }
+}
+
 // How a tiled kernel covers time: the whole sequence per team (the kernel as it was before time
 // segments: their bounds and carries cost registers under the 128 cap, 8-9% at the anchor in
 // reports/results/h200/2026-12-02-s10/segments-first/), one time segment per team from its
@@ -721,7 +754,6 @@ struct ForwardTiled {
   // B and C tiles are step-major with this step stride (tiled_forward_bc_step, as the host sizes
   // them): compile-time, so every B and C read of a step block is an immediate offset from one pointer.
   static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
-  static constexpr int kStateRead = kM % 4 == 0 ? 4 : 1;  // states per scratch read
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -792,11 +824,8 @@ struct ForwardTiled {
   }
 
   // kJ consecutive steps from k of this thread's channel: inputs from the tile, its kM states in
-  // registers, its share of y (part 0's with D·u) into its row of the output tile. A step's B and
-  // C for this thread's states are kStateRead-float reads at compile-time offsets from Bk and Ck.
+  // registers (state_steps), its share of y (part 0's with D·u) into its row of the output tile.
   // Force-inlined: a call would keep h and A2 (passed by reference) in local memory.
-  // kNormal: every decay of these steps is known to be a normal float (exp2_stays_normal), so
-  // the flush-to-zero exp2 gives the same bits without the subnormal fix-up.
   template <int kJ, bool kNormal>
   KOKKOS_FORCEINLINE_FUNCTION void steps(const float* set, float* out_row, index_t row, int part, index_t k,
                                          float (&h)[kM], const float (&A2)[kM], float D_d, float (&decay)[kM]) const {
@@ -804,27 +833,8 @@ struct ForwardTiled {
     float x[kJ], dt[kJ], y[kJ];
     load_run<kJ>(set + s.u + row * s.row + k, x);
     load_run<kJ>(set + s.dt + row * s.row + k, dt);
-    const float* const Bk = set + s.B + k * kBcStep + part * kM;
-    const float* const Ck = set + s.C + k * kBcStep + part * kM;
-    SCANLAB_UNROLL
-    for (int j = 0; j < kJ; ++j) y[j] = 0.0f;
-    SCANLAB_UNROLL
-    for (int i0 = 0; i0 < kM; i0 += kStateRead) {
-      SCANLAB_UNROLL
-      for (int j = 0; j < kJ; ++j) {
-        float bn[kStateRead], cn[kStateRead];
-        load_run<kStateRead>(Bk + j * kBcStep + i0, bn);
-        if (!kSummary) load_run<kStateRead>(Ck + j * kBcStep + i0, cn);
-        SCANLAB_UNROLL
-        for (int q = 0; q < kStateRead; ++q) {
-          const int i = i0 + q;
-          const float a = kNormal ? sfu_exp2(dt[j] * A2[i]) : sfu_exp2_subnormal(dt[j] * A2[i]);
-          h[i] = a * h[i] + dt[j] * bn[q] * x[j];  // the oracle's association (its underflow terms)
-          if (kSummary) decay[i] *= a;
-          else y[j] += cn[q] * h[i];  // states in ascending order for every step
-        }
-      }
-    }
+    state_steps<kM, kJ, kBcStep, kNormal, kSummary>(set + s.B + k * kBcStep + part * kM,
+                                                    set + s.C + k * kBcStep + part * kM, x, dt, h, A2, decay, y);
     if (kSummary) return;
     if (part == 0) {
       SCANLAB_UNROLL
@@ -1013,6 +1023,165 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
       if (k < len) at[k * step] = v[k];
   }
 }
+
+// "tiled"'s forward with direct_io (selective_scan_config.hpp): one thread per channel (no state
+// split, no time segments), its dstate states in registers; only per-step B and C go through team
+// scratch (double-buffered step-major tiles shared by the team's channels, filled one tile ahead,
+// one barrier a tile). Each thread reads its own channel's u, delta and z straight into registers
+// in blocks of 4 steps (16-byte loads along a contiguous seqlen, the next block's in flight while
+// this one computes), turns delta into dt and z into act(z) there, and writes its 4 outputs the
+// same way: no input or output tile, no shares to add and no pass over scratch per element (the
+// staged forward spends ~60% of its instructions there: reports/speed-notes.md §9, §16, §22).
+template <class Space, int kN, bool kSfuActivations>
+struct ForwardDirect {
+  using Act = Activations<kSfuActivations>;
+  static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  // One block of up to 4 steps of a channel: inputs as loaded (raw delta, z), then as used (dt, act(z)).
+  struct Block {
+    float x[4], dt[4], gate[4];
+  };
+  KOKKOS_FORCEINLINE_FUNCTION void load_block(const index_t at, const index_t t, Block& b) const {
+    const index_t left = p.seqlen - t, len = left < 0 ? 0 : left < 4 ? left : 4;
+    const index_t step = p.st.seq_time;
+    load_channel_steps<4>(p.u + at, step, len, b.x);
+    load_channel_steps<4>(p.delta + at, step, len, b.dt);
+    if (p.has_z) load_channel_steps<4>(p.z + at, step, len, b.gate);
+  }
+  // raw delta → dt = softplus(raw + bias), z → act(z), in registers; one branch per block on the
+  // problem's flags, none per element.
+  KOKKOS_FORCEINLINE_FUNCTION void prepare_block(Block& b, float bias) const {
+    SCANLAB_UNROLL
+    for (int j = 0; j < 4; ++j) b.dt[j] += bias;
+    if (p.softplus) {
+      SCANLAB_UNROLL
+      for (int j = 0; j < 4; ++j) b.dt[j] = Act::softplus(b.dt[j]);
+    }
+    if (p.has_z) {
+      with_gate_kind(p.gate, [&](const auto gate) {
+        SCANLAB_UNROLL
+        for (int j = 0; j < 4; ++j) b.gate[j] = Act::gate(decltype(gate)::value, b.gate[j]).act;
+      });
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void issue_bc(const Member& team, const TeamWalk& full_bc, float* set, index_t b, index_t g,
+                                       index_t t0, index_t len) const {
+    const TileBuffers& s = p.tiled_scratch.in;
+    issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full_bc);
+    device_math::async_copy_commit();
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    namespace dm = device_math;
+    using Empty = float[kN];  // the summary pass's decays: unused here
+    const TiledScratch& ts = p.tiled_scratch;
+    const TileBuffers& s = ts.in;
+    const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
+    float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
+    const index_t thread = team.team_rank(), R = p.team_size, passes = p.channels_per_team / R;
+    const index_t L = p.seqlen, full_len = min_index(p.time_tile, L), step = p.st.seq_time;
+    const unsigned full_bc = bc_steps_inner(p, full_len);
+    const TeamWalk full_walk(team, full_bc > 0 ? full_bc : 1u);  // (guards the division where L = 0)
+    for (index_t pass = 0; pass < passes; ++pass) {
+      const index_t first = w.tile * p.channels_per_team + pass * R;
+      const index_t rows = min_index(R, p.channels_per_group - first);
+      if (rows <= 0) break;  // the group's last tile: no channels left (uniform across the team)
+      const bool active = thread < rows;
+      const index_t d = w.g * p.channels_per_group + first + (active ? thread : 0);
+      float h[kN], A2[kN];
+      Empty decay;
+      SCANLAB_UNROLL
+      for (int n = 0; n < kN; ++n) {
+        A2[n] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;  // exp(dt·A) = 2^(dt·A·log2 e)
+        h[n] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
+      }
+      float A2_lo = A2[0], A2_hi = A2[0];
+      SCANLAB_UNROLL
+      for (int n = 1; n < kN; ++n) {
+        A2_lo = fminf(A2_lo, A2[n]);
+        A2_hi = fmaxf(A2_hi, A2[n]);
+      }
+      const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+      const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
+      const index_t row_at = p.seq(w.b, d, 0);
+      index_t next_save = 0;  // the next chunk start, where the state is saved for the backward
+
+      issue_bc(team, full_walk, base, w.b, w.g, 0, full_len);
+      Block next{};
+      if (active) load_block(row_at, 0, next);
+      int buf = 0;
+      for (index_t t0 = 0; t0 < L;) {
+        const index_t t1 = min_index(t0 + p.time_tile, L), len = t1 - t0;
+        const float* const set = base + buf * s.buffer;
+        dm::async_copy_wait<0>();
+        team.team_barrier();  // tile t0's B and C have landed; every thread is done with the other buffer
+        if (t1 < L) issue_bc(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, t1, min_index(p.time_tile, L - t1));
+        if (active) {
+          for (index_t k = 0; k < len; k += 4) {
+            const index_t t = t0 + k, n = min_index(4, len - k);
+            Block cur = next;
+            // the next block's loads fly while this one computes (the tile's end does not stop them)
+            const index_t t_next = k + 4 < len ? t + 4 : t1;
+            if (t_next < L) load_block(row_at + t_next * step, t_next, next);
+            prepare_block(cur, bias);
+            if (p.save_chunk_states && t == next_save) {
+              float* const save = p.chunk_states + p.chunk_slot(w.b, t / p.chunk_len, 0, d);
+              SCANLAB_UNROLL
+              for (int i = 0; i < kN; ++i) save[i * p.dim] = h[i];
+              next_save += p.chunk_len;
+            }
+            float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            const float* const Bk = set + s.B + k * kBcStep;
+            const float* const Ck = set + s.C + k * kBcStep;
+            if (n == 4 && !(p.save_chunk_states && next_save < t + 4)) {
+              // the block's dt range decides whether any decay can leave the normal range (almost
+              // never: then it keeps subnormals for the whole block); fmin/fmax skip a NaN dt as
+              // the comparisons did, its decay is NaN either way
+              const float dt_lo = fminf(fminf(cur.dt[0], cur.dt[1]), fminf(cur.dt[2], cur.dt[3]));
+              const float dt_hi = fmaxf(fmaxf(cur.dt[0], cur.dt[1]), fmaxf(cur.dt[2], cur.dt[3]));
+              if (exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi))
+                state_steps<kN, 4, kBcStep, true, false>(Bk, Ck, cur.x, cur.dt, h, A2, decay, y);
+              else
+                state_steps<kN, 4, kBcStep, false, false>(Bk, Ck, cur.x, cur.dt, h, A2, decay, y);
+            } else {  // a short block (the sequence's or a tile's end) or a chunk start inside it
+              SCANLAB_UNROLL
+              for (int j = 0; j < 4; ++j) {
+                if (j >= n) continue;
+                if (p.save_chunk_states && t + j == next_save) {
+                  float* const save = p.chunk_states + p.chunk_slot(w.b, (t + j) / p.chunk_len, 0, d);
+                  SCANLAB_UNROLL
+                  for (int i = 0; i < kN; ++i) save[i * p.dim] = h[i];
+                  next_save += p.chunk_len;
+                }
+                const float x1[1] = {cur.x[j]}, dt1[1] = {cur.dt[j]};
+                float y1[1];
+                state_steps<kN, 1, kBcStep, false, false>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
+                y[j] = y1[0];
+              }
+            }
+            SCANLAB_UNROLL
+            for (int j = 0; j < 4; ++j) {
+              if (p.has_D) y[j] += D_d * cur.x[j];
+              if (p.has_z) y[j] *= cur.gate[j];
+            }
+            store_channel_steps<4>(p.out + row_at + t * step, step, n, y);
+          }
+        }
+        t0 = t1;
+        buf ^= 1;
+      }
+      if (active) {
+        SCANLAB_UNROLL
+        for (int i = 0; i < kN; ++i) p.last_state[p.state(w.b, d, i)] = h[i];
+      }
+      team.team_barrier();  // every thread is done with the last tile before the next pass refills buffer 0
+    }
+  }
+};
 
 // "tiled"'s backward (selective_scan_config.hpp): one team walks a pass of bwd_channels_per_team
 // channels, kS threads per channel (thread = part·R + row for R channels; part owns states part,
@@ -1781,6 +1950,9 @@ Kokkos::TeamPolicy<Space, Traits...> team_policy(const Space& space, index_t lea
 using TiledForwardBounds = Kokkos::LaunchBounds<256, 2>;
 // The backward likewise at chunk 8 (128 registers: 16 teams of 32 per SM where scratch allows); a
 // chunk of 16 holds twice the per-step registers and keeps the compiler's choice.
+// "tiled"'s forward with direct_io: one thread per channel, so the anchor's 32768 channels are 8
+// warps per SM; the bound leaves the compiler every register those allow (256 a thread).
+using DirectForwardBounds = Kokkos::LaunchBounds<256, 1>;
 template <int kK>
 using TiledBackwardBounds = Kokkos::LaunchBounds<256, kK == 8 ? 2 : 1>;
 
@@ -1814,7 +1986,12 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
         };
         if constexpr (kN % kS == 0) {
           using Seg = TimeSegments;
-          if (q.fwd_segments > 1) {  // every segment after the first needs its start state
+          if (c.direct_io != 0) {  // invalid_reason(): state_split 1, one time segment
+            Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_direct",
+                                 team_policy<Space, DirectForwardBounds>(space, teams_per_chunk, q.team_size, 0,
+                                                                         q.tiled_scratch.total),
+                                 ForwardDirect<Space, kN, kSfu>{q});
+          } else if (q.fwd_segments > 1) {  // every segment after the first needs its start state
             Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_segment_summary",
                                  policy(teams_per_chunk * (q.fwd_segments - 1)),
                                  ForwardTiled<Space, kN, kS, kSfu, Seg::summary>{q});

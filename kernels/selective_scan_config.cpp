@@ -81,8 +81,9 @@ TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanCon
   TiledScratch s;
   std::int64_t off = 0;
   const std::int64_t split = std::max(1, c.state_split);
-  s.in = take_tile_buffers(off, p, c.team_size / split, effective_time_tile(p, c));
-  s.out = take(off, c.team_size * s.in.row);
+  // direct_io: B and C only (each thread moves its channel's inputs and output in registers)
+  s.in = take_tile_buffers(off, p, c.direct_io ? 0 : c.team_size / split, effective_time_tile(p, c));
+  if (!c.direct_io) s.out = take(off, c.team_size * s.in.row);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
 }
@@ -249,6 +250,9 @@ std::vector<std::string> selective_scan_config_fields() {
       "(a summary pass gives each its end adjoint); 1 otherwise",
       "fwd_time_segments: tiled's forward splits time into up to this many segments of whole tiles and chunks run "
       "in parallel (a summary pass gives each its start state); 1 otherwise",
+      "direct_io: tiled's forward with each thread moving its own channel's u, delta, z and output in registers, "
+      "only B, C through team tiles (1; needs state_split 1, fwd_time_segments 1), or everything through team "
+      "tiles (0); 0 otherwise",
   };
 }
 
@@ -447,6 +451,13 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("fast_activations must be 0 or 1, got " + std::to_string(fast_activations));
   else if (fast_activations == 1 && impl != "tiled")
     why.push_back("fast_activations is compiled into tiled's kernels only: it must be 0 for " + impl);
+  if (direct_io != 0 && direct_io != 1)
+    why.push_back("direct_io must be 0 or 1, got " + std::to_string(direct_io));
+  else if (direct_io == 1 && impl != "tiled")
+    why.push_back("direct_io is a form of tiled's forward: it must be 0 for " + impl);
+  else if (direct_io == 1 && (state_split != 1 || fwd_time_segments != 1))
+    why.push_back("direct_io runs one thread per channel over the whole sequence: it needs state_split 1 and "
+                  "fwd_time_segments 1");
   if (impl == "tiled") {
     if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
     if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");
@@ -504,7 +515,8 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"bwd_state_split", bwd_state_split},
           {"fast_activations", fast_activations},
           {"bwd_time_segments", bwd_time_segments},
-          {"fwd_time_segments", fwd_time_segments}};
+          {"fwd_time_segments", fwd_time_segments},
+          {"direct_io", direct_io}};
 }
 
 SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
@@ -536,6 +548,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "fast_activations") field = &c.fast_activations;
     else if (key == "bwd_time_segments") field = &c.bwd_time_segments;
     else if (key == "fwd_time_segments") field = &c.fwd_time_segments;
+    else if (key == "direct_io") field = &c.direct_io;
     if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");
     if (!v.is_number_integer() || v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)
       throw std::invalid_argument("selective_scan config field '" + key + "' must be an integer, got " + v.dump());
@@ -655,6 +668,19 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.bwd_time_segments = segments;
       c.chunk_len = 8;
+      // One thread per channel moving its own inputs and output in registers (direct_io), teams
+      // of min(128, cpg↑) channels, B and C tiles of 32 steps, where it beat the staged forward
+      // in one H200 call (reports/results/h200/2026-12-02-s12/direct/, speed-notes §22): at
+      // dstate 64 (8,4096,64,2048) 2.06 against 2.96 ms, and where four threads per channel run
+      // without time segments ((8,2048,16,2048) 0.590 against 0.635). At 20480-32768 channels
+      // of dstate 16 the staged forward with two threads per channel won (0.901 against 1.022 ms
+      // at the anchor).
+      if (!segmented && (few_channels || c.dstate_static >= 64)) {
+        c.direct_io = 1;
+        c.state_split = 1;
+        c.channels_per_team = c.team_size = std::min(128, cpg_up);
+        c.time_tile = 32;
+      }
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
       // (forward 0.90-0.94x the library forms' time, fwd+bwd 0.88-0.94x), a tie at dstate 64
       // (reports/results/h200/2026-12-01-s9/, one call; reports/speed-notes.md §14).
@@ -745,6 +771,7 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
             c.team_size = team * split;
             c.time_tile = tile;
             c.stage_io = 0;
+            c.direct_io = 0;  // the staged forward (direct_io's candidates follow)
             c.scratch_level = 0;
             c.chunk_len = chunk;
             c.bwd_state_split = spec % 2 == 0 ? 2 : 1;
@@ -764,10 +791,24 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         add(c);
       }
     }
+    if (heuristic.impl == "tiled" && spec <= 32) {  // the forward with direct_io: team shapes and tiles
+      for (int team : {64, 128, 256}) {
+        for (int tile : {16, 32, 64}) {
+          SelectiveScanConfig c = heuristic;
+          c.direct_io = 1;
+          c.state_split = 1;
+          c.fwd_time_segments = 1;
+          c.channels_per_team = c.team_size = team;
+          c.time_tile = tile;
+          add(c);
+        }
+      }
+    }
     if (heuristic.impl == "tiled") {  // the forward's time segments likewise
       for (int segments : {1, 2, 4, 8}) {
         SelectiveScanConfig c = heuristic;
         c.fwd_time_segments = segments;
+        if (segments > 1) c.direct_io = 0;  // direct_io walks the whole sequence
         add(c);
       }
     }
@@ -824,6 +865,9 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
       c.chunk_len = 16;
       c.bwd_channels_per_team = c.bwd_team_size = c.bwd_state_split = 1;
       add(c);
+      c.direct_io = 1;  // each thread's inputs and outputs in registers
+      add(c);
+      c.direct_io = 0;
       c.fast_activations = 1;  // the SFU forms' algorithm (the host's exp2 and division are exact)
       add(c);
       c.fast_activations = 0;

@@ -23,6 +23,9 @@
 //                 through a scratch tile with coalesced stores; exp as exp2 of a log2(e)-scaled A.
 //                 A channel's states may be split over state_split threads (each sums its states'
 //                 share of y; the team adds the shares in a fixed order when it stores the tile).
+//                 With direct_io, one thread per channel moves its own u, delta, z and output
+//                 between global memory and registers in 16-byte blocks of 4 steps, and only B
+//                 and C go through the team's tiles.
 //                 Its backward walks the chunks in reverse the same way (one chunk per tile,
 //                 chunk_len 8 or 16, one channel per thread): per state n, the chunk's forward is
 //                 recomputed into registers from the saved chunk-start state, then its adjoint runs
@@ -88,6 +91,12 @@ struct SelectiveScanConfig {
   int fwd_time_segments = 1;   // "tiled" forward likewise: time segments of whole tiles and chunks
                                // run in parallel, each from its start state (a summary pass
                                // first); 1 for the other implementations
+  int direct_io = 0;           // "tiled" forward: 1 has each thread (one per channel: state_split
+                               // 1, fwd_time_segments 1) read its channel's u, delta, z straight
+                               // into registers in 4-step blocks and write its outputs the same
+                               // way, only per-step B and C passing through team tiles; 0 moves
+                               // every input and the output through team tiles; 0 for the other
+                               // implementations
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).
@@ -120,7 +129,9 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         split 2 beat 1 and 4 at the anchor, 1.33 against 1.92 and 2.04 ms; for the backward's,
 //         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms),
 //         fast_activations 1 (the SFU forms: 0.88-0.94x the library forms' time on the
-//         dstate-16 shapes, a tie at 64: 2026-12-01-s9/);
+//         dstate-16 shapes, a tie at 64: 2026-12-01-s9/); where the forward runs without time
+//         segments at dstate 64 or with four threads per channel, direct_io instead (one thread
+//         per channel, teams of min(128, cpg↑), B and C tiles of 32 steps: 2026-12-02-s12/);
 //     otherwise with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
 //         min(64, cpg↑), chunk_len 8;
 //     otherwise forward only, batch·dim >= 16384: "sequential", teams of min(64, cpg↑);

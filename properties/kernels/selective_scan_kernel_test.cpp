@@ -178,6 +178,15 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
     segmented = make("tiled", spec, 4, 1, 4, 16, 1, 1, 0);
     segmented.fwd_time_segments = 5;
     all.push_back(segmented);
+    // The forward with each thread's inputs and outputs in registers (direct_io): four passes of
+    // one thread; two threads over tiles of 6 (short blocks at every tile's end, chunk starts of 8
+    // inside a block) with the SFU forms; one tile longer than the sequence.
+    for (SelectiveScanConfig direct : {make("tiled", spec, 4, 1, 8, 16, 1, 1, 0), make("tiled", spec, 4, 2, 6, 8, 2, 2, 0),
+                                       make("tiled", spec, cpg, 1, 64, 16, 1, 1, 0)}) {
+      direct.direct_io = 1;
+      direct.fast_activations = direct.time_tile == 6 ? 1 : 0;
+      all.push_back(direct);
+    }
   }
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
@@ -224,6 +233,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   std::set<std::string> impls_seen;
   std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen, fast_activations_seen;
   int segmented_backwards = 0, segmented_forwards = 0;  // runs in more than one time segment
+  int direct_forwards = 0;                              // tiled with direct_io
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -245,6 +255,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         const auto layout = kernels::selective_scan_workspace_layout(c.p, config);
         if (c.p.with_backward && layout.time_segments > 1) ++segmented_backwards;
         if (layout.fwd_segments > 1) ++segmented_forwards;
+        if (config.direct_io == 1) ++direct_forwards;
         ++runs;
       }
     }
@@ -262,6 +273,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   EXPECT_EQ(fast_activations_seen, (std::set<int>{0, 1})) << "both activation forms of tiled must run";
   EXPECT_GE(segmented_backwards, 10) << "tiled's backward in time segments must run";
   EXPECT_GE(segmented_forwards, 10) << "tiled's forward in time segments must run";
+  EXPECT_GE(direct_forwards, 10) << "tiled's forward with direct_io must run";
   EXPECT_GT(runs, 100);
 }
 
@@ -356,6 +368,39 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
       }
     }
   }
+}
+
+// direct_io moves a channel's inputs and output through registers instead of team tiles; the
+// arithmetic is the staged forward's with one thread per channel, so on the host (where no
+// compiler contracts differently between the two kernels) every output and gradient is the same
+// bits, including the chunk-start states the backward reads. Tiles of 4, 6 and 64 steps put the
+// blocks' ends and chunk starts everywhere in a block.
+TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
+  int compared = 0;
+  for (const Case& c : cases()) {
+    const int spec = static_dstate_of(c.p);
+    if (spec == 0 || !c.p.B_per_step || !c.p.C_per_step || !c.p.has_D) continue;
+    const TensorMap inputs = random_inputs(c.p, 777, c.softplus_threshold, c.extreme_activations);
+    for (BackendKind backend : kernel_backends()) {
+      if (backend == BackendKind::cuda) continue;
+      for (int tile : {4, 6, 64}) {
+        SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
+        staged.time_tile = tile;
+        staged.chunk_len = 8;
+        staged.state_split = 1;
+        staged.fwd_time_segments = 1;
+        staged.direct_io = 0;
+        SelectiveScanConfig direct = staged;
+        direct.direct_io = 1;
+        if (!staged.invalid_reason(c.p, backend).empty() || !direct.invalid_reason(c.p, backend).empty()) continue;
+        const std::string where = describe(c, backend, direct);
+        expect_bitwise_equal(kernels::run_selective_scan(c.p, inputs, backend, staged),
+                             kernels::run_selective_scan(c.p, inputs, backend, direct), where);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 20);
 }
 
 // state_space_v1 runs the same kernels through (b, L, D) strides.
@@ -587,7 +632,7 @@ TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
 // offers at least 8 valid candidates on the H200 shapes (checked against CUDA's nominal limits when CUDA is not compiled in).
 TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
   struct Shape4 { std::int64_t b, d, n, l; };
-  for (const auto& s : {Shape4{8, 4096, 16, 2048}, Shape4{2, 4096, 16, 8192}, Shape4{16, 1536, 16, 1024},
+  for (const auto& s : {Shape4{8, 4096, 16, 2048}, Shape4{2, 4096, 16, 8192}, Shape4{16, 1536, 16, 1024}, Shape4{8, 2048, 16, 2048},
                         Shape4{8, 4096, 64, 2048}, Shape4{1, 1024, 16, 4096}}) {
     SelectiveScanProblem p = problem(s.b, s.d, s.n, s.l);
     all_options(p);
@@ -611,6 +656,10 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
         if (segmented) EXPECT_EQ(h.bwd_state_split, 2) << s.b << "x" << s.d;
       }
       EXPECT_EQ(h.fwd_time_segments > 1, channels == 8192) << h.to_json().dump();
+      // one thread per channel moving its own inputs in registers at dstate 64 and where four
+      // threads per channel run without time segments (16384 channels), as measured on the H200
+      EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 && (s.n == 64 || channels <= 16384) ? 1 : 0) << h.to_json().dump();
+      if (h.direct_io == 1) EXPECT_EQ(h.state_split, 1) << h.to_json().dump();
     }
     SelectiveScanProblem inference = p;
     inference.with_backward = inference.has_dlast_state = false;
@@ -626,6 +675,11 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       distinct.insert(c.to_json().dump());
     }
     EXPECT_EQ(distinct.size(), candidates.size());
+    if (h.impl == "tiled" && s.n <= 32) {  // both forward forms are offered to tune
+      std::set<int> forms;
+      for (const auto& c : candidates) forms.insert(c.direct_io);
+      EXPECT_EQ(forms, (std::set<int>{0, 1})) << s.b << "x" << s.d << "x" << s.n;
+    }
     if (h.impl == "tiled") {  // the other activation form second, where tune's evenly spaced picks always take it
       ASSERT_GE(candidates.size(), 2u);
       auto other = h;

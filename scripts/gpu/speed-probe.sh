@@ -64,6 +64,13 @@ for op in selective_scan state_space_v1; do
       > "$out/check-$op-tiled-library.txt" 2>&1
   echo "check $op tiled fast_activations 0 exit $?" | tee -a "$out/check-$op-tiled-library.txt"
 done
+# tiled's forward with each thread's inputs and outputs in registers (direct_io), which the
+# heuristic takes only on shapes far larger than check's.
+direct='{"direct_io":1,"state_split":1,"fwd_time_segments":1,"channels_per_team":32,"team_size":32}'
+for op in selective_scan state_space_v1; do
+  run $scanlab check $op --backend cuda --impl tiled --config "$direct" --cases 500 --seed 49 > "$out/check-$op-tiled-direct.txt" 2>&1
+  echo "check $op tiled direct_io exit $?" | tee -a "$out/check-$op-tiled-direct.txt"
+done
 # Every implementation and config axis (state_split 1, 2, 4 among them) drawn at random.
 run $scanlab check selective_scan --backend cuda --impl random --cases 1000 --seed 45 > "$out/check-selective_scan-random.txt" 2>&1
 echo "check selective_scan random exit $?" | tee -a "$out/check-selective_scan-random.txt"
@@ -98,11 +105,13 @@ for config in ${CONFIGS:-}; do
   i=$((i + 1))
   sweep_patch "config$i" "$config" "${CONFIG_DIRECTIONS:-fwd,fwdbwd}" "${CONFIG_SHAPES:-$shapes}"
 done
-# Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths).
+# Races and out-of-bounds accesses of the tiled kernels (forward and backward, both tile paths,
+# and the forward with direct_io).
 sanitize "" selective_scan --backend cuda --impl tiled --cases 12 --seed 7 --max-size 6000
+sanitize direct- selective_scan --backend cuda --impl tiled --config "$direct" --cases 12 --seed 7 --max-size 6000
 # The tiled kernels at the anchor shape under Nsight Compute (Kokkos names every kernel
 # cuda_parallel_launch_*: match the functor in the demangled name): one fwd+bwd pass of each.
-ncu_tiled=(ncu --clock-control none --kernel-name-base demangled -k regex:Tiled --launch-count 2)
+ncu_tiled=(ncu --clock-control none --kernel-name-base demangled -k 'regex:Tiled|Direct' --launch-count 2)
 anchor_once=($scanlab sweep selective_scan --backend cuda --ceilings "$out/ceilings.json" --impl tiled --no-cache
     --direction fwdbwd "${opts[@]}" --shapes 8x4096x16x2048 --repetitions 1 --iterations 1 --warmups 0 --quiet
     --max-buffer-sets 1)
