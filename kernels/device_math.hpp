@@ -16,10 +16,14 @@
 // Full unrolling of loops over a compile-time dstate keeps per-state arrays in registers on
 // CUDA (a partially unrolled loop would index the array dynamically and spill it to local
 // memory). Host compilers unroll such loops at -O2/-O3 without being told.
+// Its twin keeps a loop rolled where the compiler's own unroll would hurt (a software-pipelined
+// loop whose unrolled buffers spill).
 #if defined(__CUDA_ARCH__)
 #define SCANLAB_UNROLL _Pragma("unroll")
+#define SCANLAB_NO_UNROLL _Pragma("unroll 1")
 #else
 #define SCANLAB_UNROLL
+#define SCANLAB_NO_UNROLL
 #endif
 
 namespace scanlab::device_math {

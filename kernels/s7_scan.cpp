@@ -108,12 +108,6 @@ bool views_allow_vec4(index_t seqlen, const Views&... views) {
   return seqlen % 4 == 0 && (allows_vec4(views) && ...);
 }
 
-#if defined(__CUDA_ARCH__)
-#define SCANLAB_NO_UNROLL _Pragma("unroll 1")
-#else
-#define SCANLAB_NO_UNROLL
-#endif
-
 // The vector path's sums: acc[j] = Σ_k rows[j][k·row_stride] · common[k·common_stride] over
 // k = 0 … count-1 in ascending order, four consecutive steps per lane. Software-pipelined: step
 // k+1's GROUP + 1 loads are issued before step k's multiply-adds, so a thread always has a step's
