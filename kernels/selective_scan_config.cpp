@@ -734,6 +734,15 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
     c.fast_activations = 1 - heuristic.fast_activations;
     add(c);
   }
+  if (heuristic.direct_io == 1) {  // the staged forward the rule takes elsewhere: two threads a channel
+    SelectiveScanConfig c = heuristic;
+    c.direct_io = 0;
+    c.state_split = heuristic.dstate_static % 2 == 0 ? 2 : 1;
+    c.channels_per_team = std::min(32, heuristic.channels_per_team);
+    c.team_size = c.channels_per_team * c.state_split;
+    c.time_tile = heuristic.dstate_static >= 64 ? 8 : 16;
+    add(c);
+  }
   const int spec = static_dstate_for(p);
   const std::int64_t cpg = p.channels_per_group();
   if (backend == BackendKind::cuda) {
@@ -791,7 +800,7 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         add(c);
       }
     }
-    if (heuristic.impl == "tiled" && spec <= 32) {  // the forward with direct_io: team shapes and tiles
+    if (heuristic.impl == "tiled") {  // the forward with direct_io: team shapes and tiles
       for (int team : {64, 128, 256}) {
         for (int tile : {16, 32, 64}) {
           SelectiveScanConfig c = heuristic;
