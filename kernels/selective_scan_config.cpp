@@ -672,10 +672,11 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // of min(128, cpg↑) channels, B and C tiles of 32 steps, where it beat the staged forward
       // in one H200 call (reports/results/h200/2026-12-02-s12/direct/, speed-notes §22): at
       // dstate 64 (8,4096,64,2048) 2.06 against 2.96 ms, and where four threads per channel run
-      // without time segments ((8,2048,16,2048) 0.590 against 0.635). At 20480-32768 channels
-      // of dstate 16 the staged forward with two threads per channel won (0.901 against 1.022 ms
-      // at the anchor).
-      if (!segmented && (few_channels || c.dstate_static >= 64)) {
+      // without time segments ((8,2048,16,2048) 0.590 against 0.635); at dstate 32, in a third
+      // call (2026-12-02-s12/direct-shapes/), (8,4096,32,2048) 1.260 against 1.687. At
+      // 20480-32768 channels of dstate 16 the staged forward with two threads per channel won
+      // (0.901 against 1.022 ms at the anchor).
+      if (!segmented && (few_channels || c.dstate_static >= 32)) {
         c.direct_io = 1;
         c.state_split = 1;
         c.channels_per_team = c.team_size = std::min(128, cpg_up);

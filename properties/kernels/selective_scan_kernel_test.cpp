@@ -633,7 +633,7 @@ TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
 TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
   struct Shape4 { std::int64_t b, d, n, l; };
   for (const auto& s : {Shape4{8, 4096, 16, 2048}, Shape4{2, 4096, 16, 8192}, Shape4{16, 1536, 16, 1024}, Shape4{8, 2048, 16, 2048},
-                        Shape4{8, 4096, 64, 2048}, Shape4{1, 1024, 16, 4096}}) {
+                        Shape4{8, 4096, 64, 2048}, Shape4{8, 4096, 32, 2048}, Shape4{1, 1024, 16, 4096}}) {
     SelectiveScanProblem p = problem(s.b, s.d, s.n, s.l);
     all_options(p);
     const auto h = kernels::selective_scan_heuristic_config(p, BackendKind::cuda);
@@ -656,9 +656,9 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
         if (segmented) EXPECT_EQ(h.bwd_state_split, 2) << s.b << "x" << s.d;
       }
       EXPECT_EQ(h.fwd_time_segments > 1, channels == 8192) << h.to_json().dump();
-      // one thread per channel moving its own inputs in registers at dstate 64 and where four
-      // threads per channel run without time segments (16384 channels), as measured on the H200
-      EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 && (s.n == 64 || channels <= 16384) ? 1 : 0) << h.to_json().dump();
+      // one thread per channel moving its own inputs in registers at dstate 32 and 64 and where
+      // four threads per channel run without time segments (16384 channels), as measured on the H200
+      EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 && (s.n >= 32 || channels <= 16384) ? 1 : 0) << h.to_json().dump();
       if (h.direct_io == 1) EXPECT_EQ(h.state_split, 1) << h.to_json().dump();
     }
     SelectiveScanProblem inference = p;
