@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <vector>
 
@@ -236,6 +238,13 @@ TensorMap selective_scan(const SelectiveScanProblem& p, const TensorMap& inputs)
 //                  through at most K − 1 roundings of partial sums no larger than Σ|term_k|.
 // (|x| above is the magnitude.) Every rounding also adds eps·2^-126 = 2^-150, the absolute error
 // of gradual underflow, so results that underflow in float32 are covered and no bound is zero.
+// A reassociated scan forms one more kind of partial result: a product of decays P = Π a over a
+// chunk, tile or segment, applied to a carried state or adjoint (h_t = P·h_s + local). Where P
+// underflows, each of its roundings is 2^-150 absolute, and the carry multiplies it by |h_s|,
+// which the sequential association never does (its underflow errors are multiplied by decays
+// only). So every step of the state and adjoint recurrences also adds 2^-150·peak, peak being the
+// largest magnitude a carry into that step can have (the earlier states, the later adjoints); the
+// recurrence then carries it through the later decays as P's own errors are.
 // The bound is kBoundSafety·eps·error (reference/error_bound.hpp: the constant covers 2-ulp
 // special functions, FMA contraction and what first order drops). Checked against a naive
 // float32 implementation over the edge regimes (properties/reference/*_reference_test.cpp): the
@@ -279,6 +288,39 @@ bool is_exact_zero(const Tracked& x) { return x.magnitude == 0 && x.error == 0; 
 Tracked operator*(const Tracked& x, const Tracked& y) {
   const double m = x.magnitude * y.magnitude;
   return {x.value * y.value, m, x.error * y.magnitude + x.magnitude * y.error + m + kUnderflowTerm};
+}
+
+// x_1·x_2·…·x_k in whichever association a kernel takes. First-order terms and relative roundings
+// do not depend on it (Σ err_i·Π_{j≠i}|x_j| + (k − 1)·|Π x|), but an underflow does: a partial
+// product that underflows carries 2^-150 absolute, and the factors applied after it multiply that
+// (((dout·act'(z))·y with dout·act'(z) subnormal and |y| large, where the sequential form charges
+// 2^-150·|y| only if y comes last). So each of the k − 1 roundings is charged 2^-150 times the
+// largest product of the factors that could follow it.
+Tracked product_in_any_order(std::initializer_list<Tracked> factors) {
+  double value = 1, magnitude = 1;
+  for (const Tracked& x : factors) { value *= x.value; magnitude *= x.magnitude; }
+  double error = 0;
+  std::vector<double> magnitudes;
+  for (const Tracked& x : factors) {
+    double others = 1;
+    for (const Tracked& y : factors)
+      if (&y != &x) others *= y.magnitude;
+    error += x.error * others;
+    magnitudes.push_back(x.magnitude);
+  }
+  // The largest product of a proper subset of the factors (those applied after a partial).
+  std::sort(magnitudes.begin(), magnitudes.end(), std::greater<>());
+  double followers = 1, largest_followers = 1;  // the empty subset: the last rounding itself
+  for (std::size_t i = 0; i + 1 < magnitudes.size(); ++i) {
+    if (magnitudes[i] <= 1) break;  // a factor below 1 only shrinks what follows
+    followers *= magnitudes[i];
+    largest_followers = followers;
+  }
+  // k − 1 roundings, each |Π x| relative; the last one's underflow is 2^-150, the k − 2 partials'
+  // 2^-150 times what follows them.
+  const double roundings = double(factors.size() > 0 ? factors.size() - 1 : 0);
+  const double partials = std::max(roundings - 1, 0.0);
+  return {value, magnitude, error + roundings * magnitude + partials * kUnderflowTerm * largest_followers + kUnderflowTerm};
 }
 
 Tracked operator+(const Tracked& x, const Tracked& y) {
@@ -403,11 +445,14 @@ TensorMap selective_scan_error_bound(const SelectiveScanProblem& p, const Tensor
       ddelta_bias_sum(p.with_backward ? size(delta_bias) : 0);
 
   std::vector<Tracked> dt_raw(L), dt(L), y(L), decay(L * N), states((L + 1) * N), adjoint(N);
+  std::vector<double> carry_peak(N);  // the largest carry into a step: see "A reassociated scan" above
   for (std::int64_t b = 0; b < p.batch; ++b) {
     for (std::int64_t d = 0; d < p.dim; ++d) {
       // ---- forward ----
-      for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t n = 0; n < N; ++n) {
         states[n] = initial_state ? rounded_input((*initial_state)[at.state(b, d, n)]) : exact(0);
+        carry_peak[std::size_t(n)] = states[n].magnitude;
+      }
       for (std::int64_t t = 0; t < L; ++t) {
         const std::int64_t i = at.bdl(b, d, t);
         const Tracked u_t = rounded_input(u[i]);
@@ -419,8 +464,10 @@ TensorMap selective_scan_error_bound(const SelectiveScanProblem& p, const Tensor
           Tracked argument = dt[t] * rounded_input(A[at.dn(d, n)]);
           argument.error += argument.magnitude;  // exp2 of a log2(e)-scaled argument
           const Tracked a = decay[t * N + n] = exp_of(argument);
-          const Tracked h = states[(t + 1) * N + n] =
-              a * states[t * N + n] + dt[t] * rounded_input(B[at.bc(p.B_per_step, b, d, n, t)]) * u_t;
+          Tracked& h = states[(t + 1) * N + n] =
+              a * states[t * N + n] + product_in_any_order({dt[t], rounded_input(B[at.bc(p.B_per_step, b, d, n, t)]), u_t});
+          h.error += kUnderflowTerm * carry_peak[std::size_t(n)];
+          carry_peak[std::size_t(n)] = std::max(carry_peak[std::size_t(n)], h.magnitude);
           y_sum.add(rounded_input(C[at.bc(p.C_per_step, b, d, n, t)]) * h);
         }
         if (D) y_sum.add(rounded_input((*D)[d]) * u_t);
@@ -431,8 +478,10 @@ TensorMap selective_scan_error_bound(const SelectiveScanProblem& p, const Tensor
       if (!p.with_backward) continue;
 
       // ---- backward: the oracle's adjoint recurrence, term by term ----
-      for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t n = 0; n < N; ++n) {
         adjoint[n] = dlast_state ? rounded_input((*dlast_state)[at.state(b, d, n)]) : exact(0);
+        carry_peak[std::size_t(n)] = adjoint[n].magnitude;
+      }
       for (std::int64_t t = L - 1; t >= 0; --t) {
         const std::int64_t i = at.bdl(b, d, t);
         const Tracked u_t = rounded_input(u[i]), dout_t = rounded_input((*dout)[i]);
@@ -440,7 +489,7 @@ TensorMap selective_scan_error_bound(const SelectiveScanProblem& p, const Tensor
         if (z) {
           const TrackedGate gv = gate_of(p.gate_activation, rounded_input((*z)[i]));
           dy = dout_t * gv.act;
-          dz_err[std::size_t(i)] = (dout_t * y[t] * gv.slope).error;
+          dz_err[std::size_t(i)] = product_in_any_order({dout_t, y[t], gv.slope}).error;
         }
         Reduction du_sum, ddt_sum;
         if (D) {
@@ -456,11 +505,14 @@ TensorMap selective_scan_error_bound(const SelectiveScanProblem& p, const Tensor
           const Tracked B_in = rounded_input(B[ib]);
           const Tracked g = adjoint[n] + rounded_input(C[ic]) * dy;
           dC_sum[std::size_t(ic)].add(dy * h);
-          dB_sum[std::size_t(ib)].add(g * dt[t] * u_t);
-          du_sum.add(g * dt[t] * B_in);
-          ddt_sum.add(g * (A_dn * a * h_prev + B_in * u_t));
-          dA_sum[std::size_t(at.dn(d, n))].add(g * h_prev * a * dt[t]);
+          dB_sum[std::size_t(ib)].add(product_in_any_order({g, dt[t], u_t}));
+          du_sum.add(product_in_any_order({g, dt[t], B_in}));
+          ddt_sum.add(g * (product_in_any_order({A_dn, a, h_prev}) + B_in * u_t));
+          dA_sum[std::size_t(at.dn(d, n))].add(product_in_any_order({g, h_prev, a, dt[t]}));
+          carry_peak[std::size_t(n)] = std::max(carry_peak[std::size_t(n)], g.magnitude);
           adjoint[n] = a * g;
+          adjoint[n].error += kUnderflowTerm * carry_peak[std::size_t(n)];
+          carry_peak[std::size_t(n)] = std::max(carry_peak[std::size_t(n)], adjoint[n].magnitude);
         }
         du_err[std::size_t(i)] = du_sum.result().error;
         const Tracked ddt = ddt_sum.result();
