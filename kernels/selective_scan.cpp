@@ -1,8 +1,10 @@
 // The backend limits the selective_scan configs are checked against, and the host bridges. The
-// kernels' explicit instantiations are one translation unit per execution space
-// (selective_scan_serial.cpp, _openmp.cpp, _cuda.cpp), so a parallel build compiles them side by
-// side: with the time-segment modes one unit for all spaces took over 30 minutes under ASan on
-// two cores.
+// kernels' explicit instantiations are one translation unit per execution space and half
+// (selective_scan_serial.cpp; _openmp_forward.cpp and _openmp_backward.cpp; _cuda_forward.cpp and
+// _cuda_backward.cpp), so a parallel build compiles them side by side: with the time-segment
+// modes one unit for all spaces took over 30 minutes under ASan on two cores, and one unit per
+// space left the -O3 build waiting ~500 s on each of the Serial and OpenMP units (Serial now
+// compiles no state-split kernels: kTeamsOfOneThread).
 #include "selective_scan.hpp"
 
 #include <cmath>

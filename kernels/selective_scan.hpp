@@ -1068,6 +1068,16 @@ struct ForwardDirect {
     }
   }
 
+  // With a backward to follow, the state where a chunk starts (step t = next_save) is saved for it.
+  KOKKOS_FORCEINLINE_FUNCTION void save_chunk_state(index_t b, index_t d, index_t t, const float (&h)[kN],
+                                                    index_t& next_save) const {
+    if (!p.save_chunk_states || t != next_save) return;
+    float* const save = p.chunk_states + p.chunk_slot(b, t / p.chunk_len, 0, d);
+    SCANLAB_UNROLL
+    for (int i = 0; i < kN; ++i) save[i * p.dim] = h[i];
+    next_save += p.chunk_len;
+  }
+
   KOKKOS_INLINE_FUNCTION void issue_bc(const Member& team, const TeamWalk& full_bc, float* set, index_t b, index_t g,
                                        index_t t0, index_t len) const {
     const TileBuffers& s = p.tiled_scratch.in;
@@ -1128,12 +1138,7 @@ struct ForwardDirect {
             const index_t t_next = k + 4 < len ? t + 4 : t1;
             if (t_next < L) load_block(row_at + t_next * step, t_next, next);
             prepare_block(cur, bias);
-            if (p.save_chunk_states && t == next_save) {
-              float* const save = p.chunk_states + p.chunk_slot(w.b, t / p.chunk_len, 0, d);
-              SCANLAB_UNROLL
-              for (int i = 0; i < kN; ++i) save[i * p.dim] = h[i];
-              next_save += p.chunk_len;
-            }
+            save_chunk_state(w.b, d, t, h, next_save);
             float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             const float* const Bk = set + s.B + k * kBcStep;
             const float* const Ck = set + s.C + k * kBcStep;
@@ -1151,12 +1156,7 @@ struct ForwardDirect {
               SCANLAB_UNROLL
               for (int j = 0; j < 4; ++j) {
                 if (j >= n) continue;
-                if (p.save_chunk_states && t + j == next_save) {
-                  float* const save = p.chunk_states + p.chunk_slot(w.b, (t + j) / p.chunk_len, 0, d);
-                  SCANLAB_UNROLL
-                  for (int i = 0; i < kN; ++i) save[i * p.dim] = h[i];
-                  next_save += p.chunk_len;
-                }
+                save_chunk_state(w.b, d, t + j, h, next_save);
                 const float x1[1] = {cur.x[j]}, dt1[1] = {cur.dt[j]};
                 float y1[1];
                 state_steps<kN, 1, kBcStep, false, false>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
@@ -1956,13 +1956,31 @@ using DirectForwardBounds = Kokkos::LaunchBounds<256, 1>;
 template <int kK>
 using TiledBackwardBounds = Kokkos::LaunchBounds<256, kK == 8 ? 2 : 1>;
 
+// Spaces whose teams are one thread (Kokkos::Serial): a state split, several threads per channel,
+// can never run there (invalid_reason(): team_size is at most the backend's largest team, and a
+// split must divide it), so its kernels are not compiled for them: that was most of the Serial
+// unit's compile time (the splits of 2 and 4 are two thirds of the tiled kernels).
+template <class Space>
+constexpr bool kTeamsOfOneThread = false;
+#if defined(KOKKOS_ENABLE_SERIAL)
+template <>
+constexpr bool kTeamsOfOneThread<Kokkos::Serial> = true;
+#endif
+
 // Calls f(std::integral_constant<int, kS>()) with a state split kS of 1, 2 or 4 (invalid_reason()
 // allows no other; anything else runs as 1).
-template <class F>
+template <class Space, class F>
 void dispatch_split(int split, F&& f) {
-  if (split == 4) f(std::integral_constant<int, 4>());
-  else if (split == 2) f(std::integral_constant<int, 2>());
-  else f(std::integral_constant<int, 1>());
+  if constexpr (kTeamsOfOneThread<Space>) {
+    if (split > 1)  // invalid_reason() refuses it first; a clear error all the same
+      throw std::invalid_argument("selective_scan tiled: a state split of " + std::to_string(split) +
+                                  " needs teams of several threads, and this backend runs teams of one");
+    f(std::integral_constant<int, 1>());
+  } else {
+    if (split == 4) f(std::integral_constant<int, 4>());
+    else if (split == 2) f(std::integral_constant<int, 2>());
+    else f(std::integral_constant<int, 1>());
+  }
 }
 
 // Calls f(std::bool_constant<b>()) with b = (flag != 0).
@@ -2003,7 +2021,7 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
           }
         }
       };
-      dispatch_split(c.state_split, [&](auto split) {  // invalid_reason(): a split dividing dstate_static
+      dispatch_split<Space>(c.state_split, [&](auto split) {  // invalid_reason(): a split dividing dstate_static
         dispatch_flag(c.fast_activations, [&](auto sfu) { launch(split, sfu); });
       });
       return;
@@ -2144,7 +2162,7 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
       }
     };
     auto with_split = [&](auto chunk) {
-      detail::dispatch_split(c.bwd_state_split, [&](auto split) {
+      detail::dispatch_split<Space>(c.bwd_state_split, [&](auto split) {
         detail::dispatch_flag(c.fast_activations, [&](auto sfu) { launch(chunk, split, sfu); });
       });
     };
@@ -2191,17 +2209,23 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
 }
 
 // Explicit instantiations live in selective_scan.cpp, one set per compiled execution space.
-#define SCANLAB_SELECTIVE_SCAN_INSTANTIATE(EXTERN, SPACE)                                                       \
+// The forward half (with the allocations) and the backward half: each space's two halves are
+// separate translation units (selective_scan_SPACE_forward.cpp, _backward.cpp), so a two-core
+// build compiles them side by side.
+#define SCANLAB_SELECTIVE_SCAN_INSTANTIATE_FORWARD(EXTERN, SPACE)                                               \
   EXTERN template SelectiveScanTensors<SPACE> allocate_selective_scan_tensors<SPACE>(const SelectiveScanProblem&, \
                                                                                      SequenceLayout);            \
   EXTERN template SelectiveScanWorkspace<SPACE> allocate_selective_scan_workspace<SPACE>(                        \
       const SelectiveScanProblem&, const SelectiveScanConfig&);                                                \
   EXTERN template void selective_scan_forward<SPACE>(const SelectiveScanProblem&, const SelectiveScanConfig&,    \
                                                      const SelectiveScanTensors<SPACE>&,                         \
-                                                     const SelectiveScanWorkspace<SPACE>&, const SPACE&);        \
+                                                     const SelectiveScanWorkspace<SPACE>&, const SPACE&);
+#define SCANLAB_SELECTIVE_SCAN_INSTANTIATE_BACKWARD(EXTERN, SPACE)                                              \
   EXTERN template void selective_scan_backward<SPACE>(const SelectiveScanProblem&, const SelectiveScanConfig&,   \
                                                       const SelectiveScanTensors<SPACE>&,                        \
                                                       const SelectiveScanWorkspace<SPACE>&, const SPACE&);
+#define SCANLAB_SELECTIVE_SCAN_INSTANTIATE(EXTERN, SPACE) \
+  SCANLAB_SELECTIVE_SCAN_INSTANTIATE_FORWARD(EXTERN, SPACE) SCANLAB_SELECTIVE_SCAN_INSTANTIATE_BACKWARD(EXTERN, SPACE)
 
 #if defined(KOKKOS_ENABLE_SERIAL)
 SCANLAB_SELECTIVE_SCAN_INSTANTIATE(extern, Kokkos::Serial)
