@@ -618,11 +618,14 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
   const bool tiled_applies = c.dstate_static != 0 && p.B_per_step && p.C_per_step;
   if (backend == BackendKind::cuda) {
     const int cpg_up = int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
-    // Measured side by side on the H200 (reports/results/h200/2026-11-29-s3-speed/): with 16384 or
-    // more channels "tiled" beat "chunked" 1.8-2.8x in fwd+bwd and 1.8-3.2x forward; with 8192
-    // channels (2,4096,16,8192) it fills a quarter of the SMs and "chunked" won.
+    // "tiled" wherever it applies from 1024 channels: with 16384 or more it beat "chunked"
+    // 1.8-2.8x in fwd+bwd and 1.8-3.2x forward (reports/results/h200/2026-11-29-s3-speed/); with
+    // fewer, since its time segments (session 10), 2.7-3.6x forward and 3.7-4.9x fwd+bwd at
+    // 1024, 2048, 4096 and 8192 channels of dstate 16 (2026-12-02-s13/few-channels/, one call),
+    // in time segments, which need dstate % 4 == 0 (few_channels below). Below 1024 channels, or
+    // below 16384 without segments, nothing was measured: "chunked" as before.
     if (!impl.empty()) c.impl = impl;
-    else if (channels >= 16384 && tiled_applies) c.impl = "tiled";
+    else if (tiled_applies && (channels >= 16384 || (channels >= 1024 && c.dstate_static % 4 == 0))) c.impl = "tiled";
     else if (p.with_backward || channels < 16384) c.impl = "chunked";
     else c.impl = "sequential";
     c.time_tile = 32;
@@ -663,7 +666,10 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // beat two in session 6 (fwd+bwd (2,4096,16,8192) 14.9 against 17.2 ms, (8,2048,16,2048)
       // 4.33 against 4.99; at the anchor 7.96 against 7.21), when a team walked every chunk.
       // Time segments where four threads per channel are too few, as in the forward.
-      c.bwd_state_split = segmented ? 2 : few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
+      // At dstate 32 and 64 (32768 channels) one thread per channel won: backward 7.21 against
+      // 8.74 ms at (8,4096,32,2048), 20.16 against 22.33 at (8,4096,64,2048), with 32 channels a
+      // team (2026-12-02-s13/bwd-dstate/, one call; four threads per channel 11.69 and 22.33).
+      c.bwd_state_split = segmented ? 2 : few_channels ? 4 : c.dstate_static >= 32 ? 1 : c.dstate_static >= 2 ? 2 : 1;
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.bwd_time_segments = segments;
