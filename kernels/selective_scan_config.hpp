@@ -117,11 +117,14 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //   dstate_static = dstate when it is one of the specialisations, else 0 (registers beat
 //         scratch even where 32 and 64 spill on sm_90).
 //   cuda (cpg↑: channels per group rounded up to a power of two; one channel per thread):
-//     batch·dim >= 16384 independent channels, a compile-time dstate and per-step B and C:
+//     a compile-time dstate and per-step B and C, with batch·dim >= 16384 independent channels,
+//         or >= 1024 where dstate % 4 == 0 (time segments; 3.7-4.9x chunked's fwd+bwd at
+//         1024-8192 channels, 2026-12-02-s13/few-channels-and-bwd-dstate/):
 //         "tiled", teams of min(32, cpg↑) channels, two threads per channel (state_split 2
 //         where dstate allows; 4 at batch·dim <= 16384 where dstate allows), time_tile 16 (8 at
 //         dstate 64), backward teams of min(32, cpg↑) channels, two threads per channel
-//         (bwd_state_split 2; 4 likewise); where four threads per channel still fill less than
+//         (bwd_state_split 2; 4 likewise; 1 at dstate >= 32 with more than 16384 channels:
+//         0.83x / 0.90x split 2's backward time at dstate 32 / 64, 2026-12-02-s13/); where four threads per channel still fill less than
 //         3/4 of concurrency / 4 (what the 128-register cap keeps resident: batch·dim = 8192 on
 //         the H200), two threads per channel and both passes in min(16, ⌊concurrency / 4 /
 //         (2·batch·dim)⌋) time segments (fwd_time_segments, bwd_time_segments); chunk_len 8 (the side-by-side H200 runs in
