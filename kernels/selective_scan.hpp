@@ -2208,7 +2208,8 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
                          detail::ReduceStepPartials<Space>{q, q.part_dC_step, q.dC, false});
 }
 
-// Explicit instantiations live in selective_scan.cpp, one set per compiled execution space.
+// Explicit instantiations live in selective_scan_serial.cpp and selective_scan_SPACE_{forward,backward}.cpp,
+// one set per compiled execution space.
 // The forward half (with the allocations) and the backward half: each space's two halves are
 // separate translation units (selective_scan_SPACE_forward.cpp, _backward.cpp), so a two-core
 // build compiles them side by side.
