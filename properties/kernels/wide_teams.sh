@@ -4,7 +4,7 @@
 # of 4 (forward and backward) are checked against the oracle here and not only on the GPU (a change
 # that broke a split of 4 over chunks of 8 was seen only by the H200: properties/corpus/README.md),
 # and s7_scan's "scanned" walk composes the maps of 3 to 8 chunks across a team (with teams of
-# two its scan has nothing to combine).
+# two its scan has nothing to combine). Then backward teams of 32 channels with 32 and 64 threads (below).
 #   bash properties/kernels/wide_teams.sh path/to/scanlab
 set -euo pipefail
 scanlab="${1:?usage: wide_teams.sh path/to/scanlab}"
@@ -17,5 +17,5 @@ for config in '{"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_split":
               '{"bwd_channels_per_team":32,"bwd_team_size":64,"bwd_state_split":2,"chunk_len":8}' \
               '{"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_split":1,"chunk_len":16}'; do
   OMP_NUM_THREADS=64 "$scanlab" check selective_scan --backend openmp --impl tiled --config "$config" \
-    --cases 60 --seed 9 --max-size 4000 > /dev/null
+    --cases 60 --seed 9 --max-size 4000
 done
