@@ -1,6 +1,6 @@
 // The selective_scan kernels' backward half instantiated for Kokkos::Cuda (selective_scan.cpp says why
 // per space and half).
-#include "selective_scan.hpp"
+#include "selective_scan_backward.hpp"
 
 namespace scanlab::kernels {
 

@@ -1,5 +1,5 @@
 // The selective_scan kernels instantiated for Kokkos::Serial (selective_scan.cpp says why per space).
-#include "selective_scan.hpp"
+#include "selective_scan_backward.hpp"
 
 namespace scanlab::kernels {
 

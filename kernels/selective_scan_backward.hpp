@@ -1,0 +1,772 @@
+// The selective_scan kernels' backward half: "tiled"'s BackwardTiled, "sequential"'s and
+// "chunked"'s passes, the fixed-order sums of the partials, and selective_scan_backward itself.
+// A header of its own so that editing the backward recompiles only the backward units
+// (selective_scan_SPACE_backward.cpp): the CUDA forward unit alone takes ~15 minutes on two cores.
+// Everything it builds on (Params, the scratch layouts, the launch helpers) is in selective_scan.hpp,
+// whose header comment describes the structure.
+#pragma once
+
+#include "selective_scan.hpp"
+
+namespace scanlab::kernels {
+
+namespace detail {
+
+// "tiled"'s backward (selective_scan_config.hpp): one team walks a pass of bwd_channels_per_team
+// channels, kS threads per channel (thread = part·R + row for R channels; part owns states part,
+// part + kS, ...),
+// through the chunks from last to first; chunk c-1's B and C copies are in flight while chunk c
+// computes. Per chunk, each thread reads its channel's kK steps of u, delta, z, dout straight into
+// registers (no scratch tile: 32 bytes a thread are whole sectors, and the scratch they took
+// halved the teams per SM) and runs its states one at a time: the chunk's h and exp(dt·A) of
+// state n are recomputed from its saved chunk-start state, then its adjoint g walks back over the
+// chunk, adding each gradient term to the thread's shares of the step's du, ddt, y in registers.
+// Per-step dB, dC of the iteration's kS states are summed over the team's channels through a
+// [part][column][row] block, each part's columns by that part's threads, a column per thread with
+// 16-byte reads (blocks alternate by iteration, so one sync per iteration: a warp sync where a
+// part is one warp, R = 32, else a team barrier). At the chunk's end part 0 adds the kS shares in
+// part order and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
+// the partials that ReduceChannelPartials sums in a fixed order.
+// Time segments (bwd_time_segments, for problems whose channels alone leave the device idle): a
+// team walks only its segment's chunks, starting from the adjoint at the segment's end. That
+// adjoint comes from a summary pass first (kSummary: the same teams over segments 1.., each
+// state's adjoint walked back from zero over its segment, g ← (g + C·dy)·exp(dt·A) as below, and
+// the segment's Π exp(dt·A)), applied to dlast_state from the last segment down; each segment's
+// dA, dD, ddelta_bias are partials of their own (segment-major, summed in order).
+// Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
+struct StepSums {
+  float* base;
+  index_t state_stride, step_stride;
+  KOKKOS_INLINE_FUNCTION float& at(index_t n, index_t k) const { return base[n * state_stride + k * step_stride]; }
+};
+
+template <class Space, int kK, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole>
+struct BackwardTiled {
+  using Act = Activations<kSfuActivations>;
+  static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  KOKKOS_INLINE_FUNCTION void issue_chunk(const Member& team, float* base, index_t b, index_t g, index_t chunk,
+                                          int buf) const {
+    const TiledBackwardScratch& s = p.tiled_bwd_scratch;
+    float* const set = base + buf * s.bc_buffer;
+    const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
+    issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    device_math::async_copy_commit();
+    // A short chunk (the last, or every chunk when seqlen < kK): the state loop reads all kK steps
+    // unconditionally (16-byte reads, no per-step selects); a step past len adds nothing because
+    // its u, dt and dout are zeros, and its B and C are zeroed here so that stale scratch bits
+    // (a NaN or inf from an earlier team) cannot turn those zero products into NaN.
+    if (len < kK) {
+      const int missing = kK - int(len);
+      for (int i = team.team_rank(); i < int(p.dstate) * missing; i += team.team_size()) {
+        const int at = (i / missing) * int(s.bc_row) + int(len) + i % missing;
+        set[s.B + at] = 0.0f;
+        set[s.C + at] = 0.0f;
+      }
+    }
+  }
+
+  // A column's sum over `rows` rows (16-byte aligned): four interleaved partial sums of 16-byte
+  // reads, then the tail, then (s0 + s1) + (s2 + s3). kRows: rows known at compile time, or 0.
+  template <int kRows>
+  static KOKKOS_FORCEINLINE_FUNCTION float column_sum(const float* column, int rows) {
+    streaming::Float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
+    const auto add = [&](const int r) {
+      const streaming::Float4 v = load4(column + 4 * r);
+      acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+    };
+    if constexpr (kRows != 0) {
+      static_assert(kRows % 4 == 0, "whole quads");
+      SCANLAB_UNROLL
+      for (int r = 0; r < kRows / 4; ++r) add(r);
+    } else {
+      const int quads = rows / 4;
+      for (int r = 0; r < quads; ++r) add(r);
+      for (int r = 4 * quads; r < rows; ++r) acc.x += column[r];
+    }
+    return (acc.x + acc.y) + (acc.z + acc.w);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    namespace dm = device_math;
+    const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
+    // The team's segment (its chunks [first_chunk, end_chunk)); no summary of segment 0 is needed.
+    const index_t segments_here = kSegmented ? (kSummary ? p.time_segments - 1 : p.time_segments) : 1;
+    const TeamWork w = team_work(team.league_rank(), segments_here, p.bwd_tiles, p.groups);
+    const index_t segment = kSegmented ? w.chunk + (kSummary ? 1 : 0) : 0;
+    const index_t first_chunk = kSegmented ? segment * p.chunks_per_segment : 0;
+    const index_t end_chunk = kSegmented ? min_index(p.num_chunks, first_chunk + p.chunks_per_segment) : p.num_chunks;
+    float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
+    const int thread = team.team_rank(), T = int(p.bwd_team_size), R = T / kS, M = int(p.dstate) / kS;
+    // Part-major: a warp's lanes are 32 channels of one part, so part 0's work at a chunk's end
+    // (adding the shares, the per-step gradients) is whole warps, not every other lane.
+    const int row = thread % R, part = thread / R;
+    const index_t first = w.tile * R, rows = min_index(R, p.channels_per_group - first);
+    const index_t d0 = w.g * p.channels_per_group + first;
+    const bool active = row < rows;
+    const index_t d = d0 + (active ? row : 0);
+    float* const adjoint = base + bs.adjoint + thread;  // [i][thread]
+    float* const dA_sum = base + bs.dA + thread;         // the summary pass: the segment's decay product
+    for (int i = 0; i < M; ++i) {
+      const index_t n = part + kS * i;
+      float g = 0.0f;  // the summary pass starts from zero
+      if (!kSummary && active) {
+        g = p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
+        if constexpr (kSegmented) {
+          for (index_t later = p.time_segments - 1; later > segment; --later) {  // the segments after this one, last first
+            const index_t at = p.channel_partial(w.b, later, n, d);
+            g = p.segment_decay[at] * g + p.segment_adjoint[at];
+          }
+        }
+      }
+      adjoint[i * T] = g;
+      dA_sum[i * T] = kSummary ? 1.0f : 0.0f;
+    }
+    const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
+    const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+    const float* const A_row = p.A + d * p.dstate;
+    // The range of this thread's decay rates (A·log2 e over its states), so that a chunk decides
+    // once for all of them whether a decay can leave the normal range (a per-state test kept the
+    // chunk's dt range live over the states: under the 128-register cap it was recomputed, 18
+    // instructions a state, in the session-9 per-SASS counts; speed-notes §17).
+    float A2_lo = 0.0f, A2_hi = 0.0f;
+    for (int i = 0; i < M; ++i) {
+      const float A2 = dm::load_readonly(A_row + part + kS * i) * 1.4426950408889634f;
+      A2_lo = i == 0 || A2 < A2_lo ? A2 : A2_lo;  // once NaN, a bound stays NaN (comparisons are false)
+      A2_hi = i == 0 || A2 > A2_hi ? A2 : A2_hi;
+      if (A2 != A2) A2_lo = A2_hi = A2;  // a NaN rate: exp2_stays_normal answers false for every chunk
+    }
+    const index_t step = p.st.seq_time;
+    const int bc_row = int(bs.bc_row), P = int(bs.contrib_row);
+    float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
+
+    issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0);
+    int buf = 0;
+    for (index_t chunk = end_chunk - 1; chunk >= first_chunk; --chunk) {
+      const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
+      dm::async_copy_wait<0>();
+      team.team_barrier();  // this chunk's B, C have landed; every thread is done with the other buffer
+      if (chunk > first_chunk) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1);
+      const float* const Bs = base + buf * bs.bc_buffer + bs.B;
+      const float* const Cs = base + buf * bs.bc_buffer + bs.C;
+      const index_t at = p.seq(w.b, d, t0);
+      const index_t valid = active ? len : 0;  // an inactive thread's steps are zeros: they add nothing
+      // Where the column sums go: dB, dC themselves with one team per group, else this team's
+      // partials (the 64-bit index of state 0, step t0 once per chunk, not per column).
+      const bool direct = p.bwd_tiles == 1;
+      const StepSums dB_sums = direct ? StepSums{p.dB + p.B_step(w.b, w.g, 0, t0), p.st.B_state, p.st.B_time}
+                                      : StepSums{p.part_dB_step + p.step_partial(w.b, w.g, w.tile, 0, t0), p.seqlen, 1};
+      const StepSums dC_sums = direct ? StepSums{p.dC + p.C_step(w.b, w.g, 0, t0), p.st.C_state, p.st.C_time}
+                                      : StepSums{p.part_dC_step + p.step_partial(w.b, w.g, w.tile, 0, t0), p.seqlen, 1};
+
+      // The thread's steps; steps past len are zeros and add nothing.
+      float x[kK], dt[kK], dy[kK], du[kK], ddt[kK], y[kK];
+      {
+        float raw[kK], gate[kK] = {};
+        load_channel_steps<kK>(p.u + at, step, valid, x);
+        load_channel_steps<kK>(p.delta + at, step, valid, raw);
+        load_channel_steps<kK>(p.dout + at, step, valid, dy);
+        if (p.has_z) load_channel_steps<kK>(p.z + at, step, valid, gate);
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {
+          du[k] = ddt[k] = y[k] = 0.0f;
+          dt[k] = 0.0f;
+          if (k < valid) dt[k] = p.softplus ? Act::softplus(raw[k] + bias) : raw[k] + bias;
+          if (p.has_z) dy[k] *= Act::gate(p.gate, gate[k]).act;
+        }
+      }
+      float dt_lo = dt[0], dt_hi = dt[0];  // steps past len hold 0, which adds the corner 2^0
+      SCANLAB_UNROLL
+      for (int k = 1; k < kK; ++k) {  // fmin/fmax: one instruction each (a NaN dt is skipped, as before)
+        dt_lo = fminf(dt_lo, dt[k]);
+        dt_hi = fmaxf(dt_hi, dt[k]);
+      }
+      // Every decay of the chunk, all states, is normal: the flush-to-zero exp2 gives the same bits
+      // without the fix-up. Else every state takes the fix-up (exact either way).
+      const bool chunk_normal = exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi);
+      if constexpr (kSummary) {
+        summarize_chunk(Cs, A_row, part, adjoint, dA_sum, T, M, bc_row, dt, dy, chunk_normal);
+        buf ^= 1;
+        continue;
+      }
+      // State n's chunk-start state and decay rate, loaded one state ahead (their latency hides
+      // behind a state's work).
+      const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
+      float A_next = dm::load_readonly(A_row + part), h_next = *h_starts;
+      for (int i = 0; i < M; ++i) {
+        const int n = part + kS * i;
+        const float A_n = A_next, A2 = A_n * 1.4426950408889634f, h_start = active ? h_next : 0.0f;
+        if (i + 1 < M) {
+          h_starts += kS * p.dim;
+          A_next = dm::load_readonly(A_row + n + kS);
+          h_next = *h_starts;
+        }
+        // this part's columns of the block: k for dB_k[n] of this channel, kK + k for dC_k[n]
+        float* const block = base + bs.contrib + (i & 1) * bs.contrib_block;
+        const float* const Bn = Bs + n * bc_row;
+        const float* const Cn = Cs + n * bc_row;
+        float h[kK], a[kK], Bk[kK];
+        float hp = h_start;
+        chunk_decays(dt, A2, chunk_normal, a);
+        load_run<kK>(Bn, Bk);
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {
+          h[k] = a[k] * hp + dt[k] * Bk[k] * x[k];
+          hp = h[k];
+        }
+        float* const contrib = block + part * (2 * kK * P) + row;
+        float g = adjoint[i * T], dA_chunk = 0.0f;
+        float Cs_n[kK];
+        load_run<kK>(Cn, Cs_n);  // 16-byte reads (8 scalar ones before: §18)
+        SCANLAB_UNROLL
+        for (int k = kK - 1; k >= 0; --k) {
+          const float Ck = Cs_n[k];
+          y[k] += Ck * h[k];
+          g += Ck * dy[k];  // ∂ℒ/∂h_k
+          const float h_prev = k > 0 ? h[k - 1] : h_start;
+          // Each term in the oracle's association: a product that underflows early and is then
+          // scaled up would carry more than the error bound's underflow terms allow.
+          const float g_dt = g * dt[k];
+          du[k] += g_dt * Bk[k];
+          ddt[k] += g * (A_n * a[k] * h_prev + Bk[k] * x[k]);
+          dA_chunk += g * h_prev * a[k] * dt[k];
+          contrib[k * P] = g_dt * x[k];
+          contrib[(kK + k) * P] = dy[k] * h[k];
+          g *= a[k];  // ∂ℒ/∂h_{k-1} through h_k
+        }
+        adjoint[i * T] = g;
+        dA_sum[i * T] += dA_chunk;
+        // Every contribution of this part's iteration is in the block. A part's columns are written
+        // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
+        // ranks) a warp sync orders them and the other parts go on; the blocks alternate by
+        // iteration, so a block is rewritten only after its readers have passed the next sync.
+        dm::group_barrier(team, R == 32);
+        // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
+        // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
+        // With 32 rows (the heuristic's teams) the loop is unrolled at compile time (§18); the
+        // same additions in the same order either way.
+        for (int c = row; c < 2 * kK; c += R) {
+          const int k = c % kK;
+          if (k >= len) continue;
+          const index_t state = part + kS * i;
+          const float* const column = block + (part * 2 * kK + c) * P;
+          const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
+          (c < kK ? dB_sums : dC_sums).at(state, k) = sum;
+        }
+      }
+
+      // The channel's totals of du, ddt, y: the kS threads' shares added in part order.
+      if (kS > 1) {
+        float* const mine = base + bs.shares + thread * bs.shares_row;
+        SCANLAB_UNROLL
+        for (int q = 0; q < kK / 4; ++q) {
+          store4(mine + 4 * q, streaming::Float4{du[4 * q], du[4 * q + 1], du[4 * q + 2], du[4 * q + 3]});
+          store4(mine + kK + 4 * q, streaming::Float4{ddt[4 * q], ddt[4 * q + 1], ddt[4 * q + 2], ddt[4 * q + 3]});
+          store4(mine + 2 * kK + 4 * q, streaming::Float4{y[4 * q], y[4 * q + 1], y[4 * q + 2], y[4 * q + 3]});
+        }
+        team.team_barrier();  // every share is written
+        if (part == 0) {
+          SCANLAB_UNROLL
+          for (int q = 1; q < kS; ++q) {
+            const float* const theirs = mine + q * R * bs.shares_row;  // thread row + q·R
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) {
+              du[k] += theirs[k];
+              ddt[k] += theirs[kK + k];
+              y[k] += theirs[2 * kK + k];
+            }
+          }
+        }
+      }
+
+      // The chunk's per-step gradients, straight to memory. raw delta, z and dout are read again
+      // (cached: this thread read them at the chunk's start) rather than held in registers over
+      // the states.
+      if (active && part == 0) {
+        float raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
+        load_channel_steps<kK>(p.delta + at, step, len, raw);
+        if (p.has_z) {
+          load_channel_steps<kK>(p.dout + at, step, len, dout);
+          load_channel_steps<kK>(p.z + at, step, len, gate);
+        }
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
+          const float ddelta = p.softplus ? ddt[k] * Act::softplus_slope(raw[k] + bias) : ddt[k];
+          out_du[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];
+          out_ddelta[k] = ddelta;
+          if (k < len) {
+            dD_sum += dy[k] * x[k];
+            ddelta_bias_sum += ddelta;
+          }
+          if (p.has_z) out_dz[k] = dout[k] * Act::gate(p.gate, gate[k]).slope * (y[k] + D_d * x[k]);
+        }
+        store_channel_steps<kK>(p.du + at, step, len, out_du);
+        store_channel_steps<kK>(p.ddelta + at, step, len, out_ddelta);
+        if (p.has_z) store_channel_steps<kK>(p.dz + at, step, len, out_dz);
+      }
+      buf ^= 1;
+    }
+
+    if (!active) return;
+    for (int i = 0; i < M; ++i) {
+      const index_t n = part + kS * i, at = p.channel_partial(w.b, segment, n, d);
+      if (kSummary) {
+        p.segment_adjoint[at] = adjoint[i * T];
+        p.segment_decay[at] = dA_sum[i * T];
+        continue;
+      }
+      if (p.has_initial_state && segment == 0) p.dinitial_state[p.state(w.b, d, n)] = adjoint[i * T];
+      p.part_dA[at] = dA_sum[i * T];
+    }
+    if (kSummary || part != 0) return;
+    if (p.has_D) p.part_dD[p.channel_partial(w.b, segment, d)] = dD_sum;
+    if (p.has_delta_bias) p.part_ddelta_bias[p.channel_partial(w.b, segment, d)] = ddelta_bias_sum;
+  }
+
+  // exp(dt·A) over the chunk's steps for one state (A2 = A·log2 e): the flush-to-zero exp2 where
+  // the chunk's decays are all normal (chunk_normal; the same bits), else the subnormal-keeping one.
+  static KOKKOS_FORCEINLINE_FUNCTION void chunk_decays(const float (&dt)[kK], float A2, bool normal, float (&a)[kK]) {
+    if (normal) {
+      SCANLAB_UNROLL
+      for (int k = 0; k < kK; ++k) a[k] = sfu_exp2(dt[k] * A2);
+    } else {
+      SCANLAB_UNROLL
+      for (int k = 0; k < kK; ++k) a[k] = sfu_exp2_subnormal(dt[k] * A2);
+    }
+  }
+
+  // The summary pass's work on one chunk: each of the thread's states walks its adjoint back over
+  // the chunk from the running value (g ← (g + C·dy)·exp(dt·A), the main pass's own steps without
+  // the gradients) and multiplies its decays into the segment's product. Steps past the chunk's
+  // length add nothing: their dt and dy are zero (a decay of 1) and their C was zeroed.
+  KOKKOS_FORCEINLINE_FUNCTION void summarize_chunk(const float* Cs, const float* A_row, int part, float* adjoint,
+                                                   float* decay, int T, int M, int bc_row, const float (&dt)[kK],
+                                                   const float (&dy)[kK], bool chunk_normal) const {
+    for (int i = 0; i < M; ++i) {
+      const int n = part + kS * i;
+      const float A2 = device_math::load_readonly(A_row + n) * 1.4426950408889634f;
+      float a[kK], Cn[kK];
+      chunk_decays(dt, A2, chunk_normal, a);
+      load_run<kK>(Cs + n * bc_row, Cn);
+      float g = adjoint[i * T], product = decay[i * T];
+      SCANLAB_UNROLL
+      for (int k = kK - 1; k >= 0; --k) {
+        g += Cn[k] * dy[k];
+        g *= a[k];
+        product *= a[k];
+      }
+      adjoint[i * T] = g;
+      decay[i * T] = product;
+    }
+  }
+};
+
+// "chunked"'s first backward pass: per chunk, the adjoint of the state before the chunk from a
+// zero adjoint at its end (g ← (g + C·dy)·exp(dt·A), backwards over the chunk), into chunk_local.
+template <class Space, int kN>
+struct AdjointLocal {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const TeamWork w = team_work(team.league_rank(), p.num_chunks, p.bwd_tiles, p.groups);
+    float* const base = team_scratch_floats<Member, ScratchView>(team, p.scratch_level, p.adj_scratch.total);
+    const index_t thread = team.team_rank(), T = p.bwd_team_size, reps = p.bwd_channels_per_team / T;
+    float* const stage_C = scratch_at(base, p.adj_scratch.stage_C, p.C_per_step ? 0 : thread);  // as ForwardScan
+    const index_t C_row = p.C_per_step ? p.time_tile : T, C_step = p.C_per_step ? 1 : 0;
+    const index_t N = kN > 0 ? index_t(kN) : p.dstate;
+    const index_t t0 = w.chunk * p.chunk_len, t1 = min_index(t0 + p.chunk_len, p.seqlen);
+    const index_t tiles = (t1 - t0 + p.time_tile - 1) / p.time_tile;
+
+    for (index_t rep = 0; rep < reps; ++rep) {
+      const index_t channel = w.tile * p.bwd_channels_per_team + rep * T + thread;
+      const bool active = channel < p.channels_per_group;
+      const index_t d = w.g * p.channels_per_group + (active ? channel : 0);
+      StateArray<kN> g(scratch_at(base, p.adj_scratch.adjoint, thread), T);
+      StateArray<kN> A(scratch_at(base, p.adj_scratch.A, thread), T);
+      if (active) {
+        SCANLAB_UNROLL
+        for (index_t n = 0; n < N; ++n) {
+          A[n] = device_math::load_readonly(p.A + d * p.dstate + n);
+          if (!p.C_per_step) stage_C[n * C_row] = device_math::load_readonly(p.C + p.C_fixed(d, n));
+          g[n] = 0.0f;
+        }
+      }
+      for (index_t tile = tiles - 1; tile >= 0; --tile) {
+        const index_t tile_begin = t0 + tile * p.time_tile, len = min_index(p.time_tile, t1 - tile_begin);
+        team.team_barrier();
+        stage_bc(team, p, w.b, w.g, tile_begin, len, p.time_tile, nullptr, p.C_per_step ? stage_C : nullptr);
+        team.team_barrier();
+        if (!active) continue;
+        for (index_t k = len - 1; k >= 0; --k) {
+          const index_t t = tile_begin + k, at = p.seq(w.b, d, t);
+          const float raw = p.dt_raw(w.b, d, t);
+          const float dt = p.softplus ? softplus_f32(raw) : raw;
+          float dy = device_math::load_readonly(p.dout + at);
+          if (p.has_z) dy *= gate_f32(p.gate, device_math::load_readonly(p.z + at)).act;
+          SCANLAB_UNROLL
+          for (index_t n = 0; n < N; ++n) {
+            g[n] = (g[n] + stage_C[n * C_row + k * C_step] * dy) * device_math::exp_f32(dt * A[n]);
+          }
+        }
+      }
+      if (!active) continue;
+      SCANLAB_UNROLL
+      for (index_t n = 0; n < N; ++n) p.chunk_local[p.chunk_slot(w.b, w.chunk, n, d)] = g[n];
+    }
+  }
+};
+
+// "chunked"'s reverse carry, one (b, n, d) per index: the adjoint at every chunk's end (from
+// dlast_state through the later chunks), overwriting chunk_local's start adjoints in place;
+// what is left after chunk 0 is dinitial_state.
+template <class Space>
+struct CarryAdjoints {
+  Params p;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t i) const {
+    const index_t d = i % p.dim, n = (i / p.dim) % p.dstate, b = i / (p.dim * p.dstate);
+    float g = p.has_dlast_state ? p.dlast_state[p.state(b, d, n)] : 0.0f;
+    for (index_t chunk = p.num_chunks - 1; chunk >= 0; --chunk) {
+      const index_t slot = p.chunk_slot(b, chunk, n, d);
+      const float local = p.chunk_local[slot];
+      p.chunk_local[slot] = g;
+      g = p.chunk_decay[slot] * g + local;
+    }
+    if (p.has_initial_state) p.dinitial_state[p.state(b, d, n)] = g;
+  }
+};
+
+// The chunk backward (see the header comment). kChunked: one chunk per team, its end adjoint
+// from CarryAdjoints; otherwise one team walks every chunk from last to first.
+template <class Space, bool kChunked>
+struct BackwardChunks {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    namespace dm = device_math;
+    const BackwardScratch& s = p.bwd_scratch;
+    const TeamWork w = team_work(team.league_rank(), kChunked ? p.num_chunks : 1, p.bwd_tiles, p.groups);
+    float* const base = team_scratch_floats<Member, ScratchView>(team, p.scratch_level, s.total);
+    const index_t thread = team.team_rank(), T = p.bwd_team_size, CH = p.bwd_channels_per_team, reps = CH / T;
+    const index_t CHP = CH + 1;  // row stride of the [k][channel] arrays
+    const index_t N = p.dstate, K = p.chunk_len;
+    float* const stage_B = scratch_at(base, s.stage_B);
+    float* const stage_C = scratch_at(base, s.stage_C);
+    float* const contrib_B = scratch_at(base, s.contrib_B);
+    float* const contrib_C = scratch_at(base, s.contrib_C);
+    float* const my_contrib_B = scratch_at(base, s.contrib_B, thread * K);
+    float* const my_contrib_C = scratch_at(base, s.contrib_C, thread * K);
+
+    // Per-channel accumulators and the adjoint entering the last chunk handled.
+    for (index_t rep = 0; rep < reps; ++rep) {
+      const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+      const bool active = channel < p.channels_per_group;
+      const index_t d = w.g * p.channels_per_group + (active ? channel : 0);
+      for (index_t n = 0; n < N; ++n) {
+        float g = 0.0f;
+        if (active && kChunked) g = p.chunk_local[p.chunk_slot(w.b, w.chunk, n, d)];
+        if (active && !kChunked && p.has_dlast_state) g = dm::load_readonly(p.dlast_state + p.state(w.b, d, n));
+        base[s.adjoint + n * CH + ch] = g;
+        base[s.dA + n * CH + ch] = 0.0f;
+        if (s.dB >= 0) base[s.dB + n * CH + ch] = 0.0f;
+        if (s.dC >= 0) base[s.dC + n * CH + ch] = 0.0f;
+      }
+      if (s.dD >= 0) base[s.dD + ch] = 0.0f;
+      if (s.ddelta_bias >= 0) base[s.ddelta_bias + ch] = 0.0f;
+    }
+
+    const index_t first = kChunked ? w.chunk : p.num_chunks - 1;
+    const index_t last = kChunked ? w.chunk : 0;
+    for (index_t chunk = first; chunk >= last; --chunk) {
+      const index_t t0 = chunk * K, len = min_index(K, p.seqlen - t0);
+      team.team_barrier();
+      stage_bc(team, p, w.b, w.g, t0, len, K, stage_B, stage_C);
+
+      // The chunk's per-step inputs of every channel, loaded by the whole team; inactive
+      // channels get zeros, so they add nothing to the team sums.
+      for_each_sequence_element(team, p, CH, len, [&](const index_t ch, const index_t k) {
+        const index_t channel = w.tile * CH + ch, slot = k * CHP + ch;
+        float x = 0.0f, dt = 0.0f, slope = 1.0f, dy = 0.0f, dz_factor = 0.0f;
+        if (channel < p.channels_per_group) {
+          const index_t d = w.g * p.channels_per_group + channel, t = t0 + k, at = p.seq(w.b, d, t);
+          const float raw = p.dt_raw(w.b, d, t);
+          if (p.softplus) {
+            dt = softplus_f32(raw);
+            slope = softplus_slope_f32(raw);
+          } else {
+            dt = raw;
+          }
+          x = dm::load_readonly(p.u + at);
+          dy = dm::load_readonly(p.dout + at);
+          if (p.has_z) {
+            const GateValue gate = gate_f32(p.gate, dm::load_readonly(p.z + at));
+            dz_factor = dy * gate.slope;  // dz = dout·act'(z)·y
+            dy *= gate.act;
+          }
+        }
+        base[s.u + slot] = x;
+        base[s.dt + slot] = dt;
+        if (s.slope >= 0) base[s.slope + slot] = slope;
+        base[s.dy + slot] = dy;
+        if (s.dz_factor >= 0) base[s.dz_factor + slot] = dz_factor;
+        base[s.du + slot] = 0.0f;
+        base[s.ddt + slot] = 0.0f;
+        if (s.y >= 0) base[s.y + slot] = 0.0f;
+      });
+      team.team_barrier();
+
+      for (index_t n = 0; n < N; ++n) {
+        for (index_t k = 0; k < len; ++k) {
+          if (my_contrib_B) my_contrib_B[k] = 0.0f;
+          if (my_contrib_C) my_contrib_C[k] = 0.0f;
+        }
+        for (index_t rep = 0; rep < reps; ++rep) {
+          const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+          if (channel >= p.channels_per_group) continue;
+          const index_t d = w.g * p.channels_per_group + channel;
+          const float A_n = dm::load_readonly(p.A + d * N + n);
+          const float B_fixed = p.B_per_step ? 0.0f : dm::load_readonly(p.B + p.B_fixed(d, n));
+          const float C_fixed = p.C_per_step ? 0.0f : dm::load_readonly(p.C + p.C_fixed(d, n));
+          const float h_start = p.chunk_states[p.chunk_slot(w.b, chunk, n, d)];
+          // Recompute this state over the chunk: h and exp(dt·A) per step.
+          float h = h_start;
+          for (index_t k = 0; k < len; ++k) {
+            const index_t slot = k * CHP + ch;
+            const float dt = base[s.dt + slot];
+            const float Bk = stage_B ? stage_B[n * K + k] : B_fixed;
+            const float a = dm::exp_f32(dt * A_n);
+            h = a * h + dt * Bk * base[s.u + slot];
+            base[s.h + slot] = h;
+            base[s.decay + slot] = a;
+            if (s.y >= 0) base[s.y + slot] += (stage_C ? stage_C[n * K + k] : C_fixed) * h;
+          }
+          // The adjoint of this state, backwards over the chunk.
+          float g = base[s.adjoint + n * CH + ch];
+          float dA_sum = 0.0f, dB_sum = 0.0f, dC_sum = 0.0f;
+          for (index_t k = len - 1; k >= 0; --k) {
+            const index_t slot = k * CHP + ch;
+            const float Bk = stage_B ? stage_B[n * K + k] : B_fixed;
+            const float Ck = stage_C ? stage_C[n * K + k] : C_fixed;
+            const float dt = base[s.dt + slot], x = base[s.u + slot], dy = base[s.dy + slot];
+            const float a = base[s.decay + slot];
+            const float h_prev = k > 0 ? base[s.h + slot - CHP] : h_start;
+            g += Ck * dy;  // ∂ℒ/∂h_t
+            const float dC_term = dy * base[s.h + slot];
+            const float dB_term = g * dt * x;
+            if (my_contrib_C) my_contrib_C[k] += dC_term; else dC_sum += dC_term;
+            if (my_contrib_B) my_contrib_B[k] += dB_term; else dB_sum += dB_term;
+            base[s.du + slot] += g * dt * Bk;
+            base[s.ddt + slot] += g * (A_n * a * h_prev + Bk * x);
+            dA_sum += g * h_prev * a * dt;
+            g *= a;  // ∂ℒ/∂h_{t-1} through h_t
+          }
+          base[s.adjoint + n * CH + ch] = g;
+          base[s.dA + n * CH + ch] += dA_sum;
+          if (s.dB >= 0) base[s.dB + n * CH + ch] += dB_sum;
+          if (s.dC >= 0) base[s.dC + n * CH + ch] += dC_sum;
+        }
+        if (contrib_B || contrib_C) {
+          team.team_barrier();
+          team_tree_sum_rows(team, contrib_B, contrib_C, T, K, len);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, len), [&](const index_t k) {
+            const index_t t = t0 + k;
+            if (contrib_B) {
+              if (p.bwd_tiles == 1) p.dB[p.B_step(w.b, w.g, n, t)] = contrib_B[k];
+              else p.part_dB_step[p.step_partial(w.b, w.g, w.tile, n, t)] = contrib_B[k];
+            }
+            if (contrib_C) {
+              if (p.bwd_tiles == 1) p.dC[p.C_step(w.b, w.g, n, t)] = contrib_C[k];
+              else p.part_dC_step[p.step_partial(w.b, w.g, w.tile, n, t)] = contrib_C[k];
+            }
+          });
+          team.team_barrier();  // row 0 is read before the next state clears it
+        }
+      }
+
+      // The chunk's per-step gradients, channel by channel (the per-channel sums in step
+      // order), left in scratch: du in du, ddelta in ddt, dz in y.
+      for (index_t rep = 0; rep < reps; ++rep) {
+        const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+        if (channel >= p.channels_per_group) continue;
+        const index_t d = w.g * p.channels_per_group + channel;
+        const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+        float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
+        for (index_t k = 0; k < len; ++k) {
+          const index_t slot = k * CHP + ch;
+          const float x = base[s.u + slot], dy = base[s.dy + slot];
+          if (p.has_D) {
+            base[s.du + slot] += D_d * dy;
+            dD_sum += dy * x;
+          }
+          if (p.has_z) base[s.y + slot] = base[s.dz_factor + slot] * (base[s.y + slot] + (p.has_D ? D_d * x : 0.0f));
+          const float ddelta = base[s.ddt + slot] * (s.slope >= 0 ? base[s.slope + slot] : 1.0f);
+          base[s.ddt + slot] = ddelta;
+          ddelta_bias_sum += ddelta;
+        }
+        if (s.dD >= 0) base[s.dD + ch] += dD_sum;
+        if (s.ddelta_bias >= 0) base[s.ddelta_bias + ch] += ddelta_bias_sum;
+      }
+      team.team_barrier();
+      for_each_sequence_element(team, p, CH, len, [&](const index_t ch, const index_t k) {
+        const index_t channel = w.tile * CH + ch, slot = k * CHP + ch;
+        if (channel >= p.channels_per_group) return;
+        const index_t at = p.seq(w.b, w.g * p.channels_per_group + channel, t0 + k);
+        p.du[at] = base[s.du + slot];
+        p.ddelta[at] = base[s.ddt + slot];
+        if (p.has_z) p.dz[at] = base[s.y + slot];
+      });
+    }
+
+    // Per-channel partial sums of this team's segment (all of time, or its chunk).
+    const index_t segment = kChunked ? w.chunk : 0;
+    for (index_t rep = 0; rep < reps; ++rep) {
+      const index_t ch = rep * T + thread, channel = w.tile * CH + ch;
+      if (channel >= p.channels_per_group) continue;
+      const index_t d = w.g * p.channels_per_group + channel;
+      for (index_t n = 0; n < N; ++n) {
+        if (!kChunked && p.has_initial_state) p.dinitial_state[p.state(w.b, d, n)] = base[s.adjoint + n * CH + ch];
+        p.part_dA[p.channel_partial(w.b, segment, n, d)] = base[s.dA + n * CH + ch];
+        if (s.dB >= 0) p.part_dB_channel[p.channel_partial(w.b, segment, n, d)] = base[s.dB + n * CH + ch];
+        if (s.dC >= 0) p.part_dC_channel[p.channel_partial(w.b, segment, n, d)] = base[s.dC + n * CH + ch];
+      }
+      if (s.dD >= 0) p.part_dD[p.channel_partial(w.b, segment, d)] = base[s.dD + ch];
+      if (s.ddelta_bias >= 0) p.part_ddelta_bias[p.channel_partial(w.b, segment, d)] = base[s.ddelta_bias + ch];
+    }
+  }
+};
+
+// Sums the per-channel partials over batch, then segment, in that fixed order: index n·D + d
+// for (D, N) gradients (dA; time-invariant dB, dC), d for dD and ddelta_bias.
+template <class Space>
+struct ReduceChannelPartials {
+  Params p;
+  const float* partial;
+  float* result;
+  index_t result_dim_stride, result_state_stride;  // result at d·dim_stride + n·state_stride
+  bool per_state;                                  // false: (D) partials
+
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t i) const {
+    const index_t d = i % p.dim, n = per_state ? i / p.dim : 0;
+    float sum = 0.0f;
+    for (index_t b = 0; b < p.batch; ++b)
+      for (index_t segment = 0; segment < p.channel_segments; ++segment)
+        sum += partial[per_state ? p.channel_partial(b, segment, n, d) : p.channel_partial(b, segment, d)];
+    result[d * result_dim_stride + n * result_state_stride] = sum;
+  }
+};
+
+// Sums the per-team partials of per-step dB or dC over the group's teams in order.
+template <class Space>
+struct ReduceStepPartials {
+  Params p;
+  const float* partial;
+  float* result;
+  bool is_B;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t i) const {
+    const index_t t = i % p.seqlen;
+    index_t r = i / p.seqlen;
+    const index_t n = r % p.dstate;
+    r /= p.dstate;
+    const index_t g = r % p.groups, b = r / p.groups;
+    float sum = 0.0f;
+    for (index_t tile = 0; tile < p.bwd_tiles; ++tile) sum += partial[p.step_partial(b, g, tile, n, t)];
+    result[is_B ? p.B_step(b, g, n, t) : p.C_step(b, g, n, t)] = sum;
+  }
+};
+
+// --- host side ---
+
+template <class Space, int kN>
+void adjoint_local_for_dstate(const Params& q, const Space& space) {
+  Kokkos::parallel_for("scanlab::selective_scan_backward_adjoint_local",
+                       team_policy(space, q.batch * q.groups * q.bwd_tiles * q.num_chunks, q.bwd_team_size,
+                                   q.scratch_level, q.adj_scratch.total),
+                       AdjointLocal<Space, kN>{q});
+}
+
+}  // namespace detail
+
+template <class Space>
+void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanConfig& c,
+                             const SelectiveScanTensors<Space>& t, const SelectiveScanWorkspace<Space>& w,
+                             const Space& space) {
+  using detail::index_t;
+  if (!p.with_backward) throw std::invalid_argument("selective_scan backward: the problem has no dout (with_backward is false)");
+  detail::check_can_run(p, c, w, "backward");
+  const detail::Params q = detail::make_params(p, c, t, w);
+  using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
+  const index_t teams = q.batch * q.groups * q.bwd_tiles;
+  if (c.impl == "tiled") {
+    auto launch = [&](auto chunk, auto split, auto sfu) {
+      constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value;
+      constexpr bool kSfu = decltype(sfu)::value;
+      auto policy = [&](index_t league) {
+        return detail::team_policy<Space, detail::TiledBackwardBounds<kK>>(space, league, q.bwd_team_size, 0,
+                                                                            q.tiled_bwd_scratch.total);
+      };
+      using Seg = detail::TimeSegments;
+      if (q.time_segments > 1) {  // every segment after the first needs its end adjoint
+        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segment_summary",
+                             policy(teams * (q.time_segments - 1)), detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary>{q});
+        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segments", policy(teams * q.time_segments),
+                             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk>{q});
+      } else {
+        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled", policy(teams),
+                             detail::BackwardTiled<Space, kK, kS, kSfu>{q});
+      }
+    };
+    auto with_split = [&](auto chunk) {
+      detail::dispatch_split<Space>(c.bwd_state_split, [&](auto split) {
+        detail::dispatch_flag(c.fast_activations, [&](auto sfu) { launch(chunk, split, sfu); });
+      });
+    };
+    if (c.chunk_len == 8) with_split(std::integral_constant<int, 8>());
+    else with_split(std::integral_constant<int, 16>());  // invalid_reason() allows 8 and 16 only
+  } else if (c.impl == "sequential") {
+    Kokkos::parallel_for("scanlab::selective_scan_backward_sequential",
+                         detail::team_policy(space, teams, q.bwd_team_size, q.scratch_level, q.bwd_scratch.total),
+                         detail::BackwardChunks<Space, false>{q});
+  } else {
+    detail::dispatch_dstate(c.dstate_static, [&](auto static_dstate) {
+      detail::adjoint_local_for_dstate<Space, decltype(static_dstate)::value>(q, space);
+    });
+    Kokkos::parallel_for("scanlab::selective_scan_backward_carry", Range(space, 0, q.batch * q.dstate * q.dim),
+                         detail::CarryAdjoints<Space>{q});
+    Kokkos::parallel_for("scanlab::selective_scan_backward_chunks",
+                         detail::team_policy(space, teams * q.num_chunks, q.bwd_team_size, q.scratch_level,
+                                             q.bwd_scratch.total),
+                         detail::BackwardChunks<Space, true>{q});
+  }
+  // Fixed-order sums of the partials.
+  const index_t DN = q.dim * q.dstate;
+  Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dA", Range(space, 0, DN),
+                       detail::ReduceChannelPartials<Space>{q, q.part_dA, q.dA, q.dstate, 1, true});
+  if (!p.B_per_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dB", Range(space, 0, DN),
+                         detail::ReduceChannelPartials<Space>{q, q.part_dB_channel, q.dB, q.st.B_dim, q.st.B_state, true});
+  if (!p.C_per_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dC", Range(space, 0, DN),
+                         detail::ReduceChannelPartials<Space>{q, q.part_dC_channel, q.dC, q.st.C_dim, q.st.C_state, true});
+  if (p.has_D)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_dD", Range(space, 0, q.dim),
+                         detail::ReduceChannelPartials<Space>{q, q.part_dD, q.dD, 1, 0, false});
+  if (p.has_delta_bias)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_ddelta_bias", Range(space, 0, q.dim),
+                         detail::ReduceChannelPartials<Space>{q, q.part_ddelta_bias, q.ddelta_bias, 1, 0, false});
+  const index_t steps = q.batch * q.groups * q.dstate * q.seqlen;
+  if (q.part_dB_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_step_dB", Range(space, 0, steps),
+                         detail::ReduceStepPartials<Space>{q, q.part_dB_step, q.dB, true});
+  if (q.part_dC_step)
+    Kokkos::parallel_for("scanlab::selective_scan_backward_reduce_step_dC", Range(space, 0, steps),
+                         detail::ReduceStepPartials<Space>{q, q.part_dC_step, q.dC, false});
+}
+
+}  // namespace scanlab::kernels
