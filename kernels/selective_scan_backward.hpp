@@ -162,24 +162,19 @@ struct BackwardTiled {
       const StepSums dC_sums = direct ? StepSums{p.dC + p.C_step(w.b, w.g, 0, t0), p.st.C_state, p.st.C_time}
                                       : StepSums{p.part_dC_step + p.step_partial(w.b, w.g, w.tile, 0, t0), p.seqlen, 1};
 
-      // The thread's steps; steps past len are zeros and add nothing. Over the states a step's
-      // gradients are kept as two sums, gB = Σ g·B and gAah = Σ g·A·a·h_prev: du = dt·gB and
-      // ddt = gAah + u·gB once a step (the bound takes each product in any association and each
-      // sum in any order), so a state-step costs ~13 arithmetic instructions, not ~19. u itself
-      // is needed only after the state loop and is read again there; dtu = dt·u stays instead.
-      float dtu[kK], dt[kK], dy[kK], gB[kK], gAah[kK], y[kK];
+      // The thread's steps; steps past len are zeros and add nothing.
+      float x[kK], dt[kK], dy[kK], du[kK], ddt[kK], y[kK];
       {
         float raw[kK], gate[kK] = {};
-        load_channel_steps<kK>(p.u + at, step, valid, dtu);
+        load_channel_steps<kK>(p.u + at, step, valid, x);
         load_channel_steps<kK>(p.delta + at, step, valid, raw);
         load_channel_steps<kK>(p.dout + at, step, valid, dy);
         if (p.has_z) load_channel_steps<kK>(p.z + at, step, valid, gate);
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
-          gB[k] = gAah[k] = y[k] = 0.0f;
+          du[k] = ddt[k] = y[k] = 0.0f;
           dt[k] = 0.0f;
           if (k < valid) dt[k] = p.softplus ? Act::softplus(raw[k] + bias) : raw[k] + bias;
-          dtu[k] *= dt[k];
           if (p.has_z) dy[k] *= Act::gate(p.gate, gate[k]).act;
         }
       }
@@ -219,7 +214,7 @@ struct BackwardTiled {
         load_run<kK>(Bn, Bk);
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
-          h[k] = a[k] * hp + Bk[k] * dtu[k];
+          h[k] = a[k] * hp + dt[k] * Bk[k] * x[k];
           hp = h[k];
         }
         float* const contrib = block + part * (2 * kK * P) + row;
@@ -232,16 +227,15 @@ struct BackwardTiled {
           y[k] += Ck * h[k];
           g += Ck * dy[k];  // ∂ℒ/∂h_k
           const float h_prev = k > 0 ? h[k - 1] : h_start;
-          // g·a is the next step's adjoint and a factor of the A terms: one product for both.
-          // (Not g·(a·h_prev): a·h_prev is the recompute's product, and sharing it kept kK more
-          // values live over the loops, past the 128-register cap: local-memory spills.)
-          const float g_a = g * a[k], g_ah = g_a * h_prev;
-          gB[k] += g * Bk[k];
-          gAah[k] += g_ah * A_n;
-          dA_chunk += g_ah * dt[k];
-          contrib[k * P] = g * dtu[k];
+          // Each term in the oracle's association: a product that underflows early and is then
+          // scaled up would carry more than the error bound's underflow terms allow.
+          const float g_dt = g * dt[k];
+          du[k] += g_dt * Bk[k];
+          ddt[k] += g * (A_n * a[k] * h_prev + Bk[k] * x[k]);
+          dA_chunk += g * h_prev * a[k] * dt[k];
+          contrib[k * P] = g_dt * x[k];
           contrib[(kK + k) * P] = dy[k] * h[k];
-          g = g_a;  // ∂ℒ/∂h_{k-1} through h_k
+          g *= a[k];  // ∂ℒ/∂h_{k-1} through h_k
         }
         adjoint[i * T] = g;
         dA_sum[i * T] += dA_chunk;
@@ -250,45 +244,18 @@ struct BackwardTiled {
         // ranks) a warp sync orders them and the other parts go on; the blocks alternate by
         // iteration, so a block is rewritten only after its readers have passed the next sync.
         dm::group_barrier(team, R == 32);
-        if (R == 32 && 2 * kK < 32) {
-          // A warp of 32 channels and 2·kK < 32 columns: kLanes lanes share a column, each summing
-          // kRows rows (column_sum's order), and the column's first lane adds the others' sums in
-          // lane order, so no lane idles (with a lane a column, half of them did: 16 columns at
-          // chunks of 8). A share is passed in its own first row, which only its lane had read.
-          constexpr int kLanes = 32 / (2 * kK), kRows = 32 / kLanes;
-          const int c = row % (2 * kK), share = row / (2 * kK), k = c % kK;
-          float* const column = block + (part * 2 * kK + c) * P;
-          float sum = column_sum<kRows>(column + share * kRows, kRows);
-          if (share > 0) column[share * kRows] = sum;
-          dm::group_barrier(team, true);
-          if (share == 0 && k < len) {
-            SCANLAB_UNROLL
-            for (int q = 1; q < kLanes; ++q) sum += column[q * kRows];
-            (c < kK ? dB_sums : dC_sums).at(n, k) = sum;
-          }
-        } else {
-          // A column's sum over the team's channels: four interleaved partial sums of 16-byte
-          // reads, then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
-          for (int c = row; c < 2 * kK; c += R) {
-            const int k = c % kK;
-            if (k >= len) continue;
-            const float* const column = block + (part * 2 * kK + c) * P;
-            const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
-            (c < kK ? dB_sums : dC_sums).at(n, k) = sum;
-          }
+        // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
+        // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
+        // With 32 rows (the heuristic's teams) the loop is unrolled at compile time (§18); the
+        // same additions in the same order either way.
+        for (int c = row; c < 2 * kK; c += R) {
+          const int k = c % kK;
+          if (k >= len) continue;
+          const index_t state = part + kS * i;
+          const float* const column = block + (part * 2 * kK + c) * P;
+          const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
+          (c < kK ? dB_sums : dC_sums).at(state, k) = sum;
         }
-      }
-
-      // This thread's shares of du = dt·gB and ddt = gAah + u·gB, formed before the shares are
-      // exchanged so that dt dies with the state loop: held into the final block beside gB and
-      // gAah it pushed the kernel past the 128-register cap into local memory (speed-notes §24).
-      // u is read again (cached: read at the chunk's start).
-      float x[kK], du[kK], ddt[kK];
-      load_channel_steps<kK>(p.u + at, step, valid, x);
-      SCANLAB_UNROLL
-      for (int k = 0; k < kK; ++k) {
-        du[k] = dt[k] * gB[k];
-        ddt[k] = gAah[k] + x[k] * gB[k];
       }
 
       // The channel's totals of du, ddt, y: the kS threads' shares added in part order.
