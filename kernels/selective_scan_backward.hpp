@@ -24,10 +24,9 @@ namespace detail {
 // Per-step dB, dC of the iteration's kS states are summed over the team's channels through a
 // [part][column][row] block, each part's columns by that part's threads, a column per thread with
 // 16-byte reads (blocks alternate by iteration, so one sync per iteration: a warp sync where a
-// part is one warp, R = 32, else a team barrier). At the chunk's end each part takes kK / kS of
-// the steps, adds their kS shares in part order and writes their du, ddelta, dz straight to memory.
-// dA, dD, ddelta_bias per channel go to the partials that ReduceChannelPartials sums in a fixed
-// order (dD and ddelta_bias first summed over the parts, in part order).
+// part is one warp, R = 32, else a team barrier). At the chunk's end part 0 adds the kS shares in
+// part order and writes the chunk's du, ddelta, dz straight to memory. dA, dD, ddelta_bias per channel go to
+// the partials that ReduceChannelPartials sums in a fixed order.
 // Time segments (bwd_time_segments, for problems whose channels alone leave the device idle): a
 // team walks only its segment's chunks, starting from the adjoint at the segment's end. That
 // adjoint comes from a summary pass first (kSummary: the same teams over segments 1.., each
@@ -259,17 +258,9 @@ struct BackwardTiled {
         }
       }
 
-      // The chunk's per-step gradients, straight to memory. Part q finishes steps
-      // [q·kH, (q+1)·kH): the kS parts split this tail instead of part 0 running all of it while
-      // the others wait at the next chunk's barrier (speed-notes §27). A step's totals of du,
-      // ddt, y are the kS threads' shares added in part order (s0 + s1 + ...), read back from
-      // the shares block: the same additions, in the same order, whichever part adds them.
-      // raw delta, z and dout are read again (cached: this thread read them at the chunk's
-      // start) rather than held in registers over the states.
-      constexpr int kH = kK / kS;  // steps a part finishes
-      float* const shares = base + bs.shares;
+      // The channel's totals of du, ddt, y: the kS threads' shares added in part order.
       if (kS > 1) {
-        float* const mine = shares + thread * bs.shares_row;
+        float* const mine = base + bs.shares + thread * bs.shares_row;
         SCANLAB_UNROLL
         for (int q = 0; q < kK / 4; ++q) {
           store4(mine + 4 * q, streaming::Float4{du[4 * q], du[4 * q + 1], du[4 * q + 2], du[4 * q + 3]});
@@ -277,65 +268,48 @@ struct BackwardTiled {
           store4(mine + 2 * kK + 4 * q, streaming::Float4{y[4 * q], y[4 * q + 1], y[4 * q + 2], y[4 * q + 3]});
         }
         team.team_barrier();  // every share is written
-      }
-      SCANLAB_UNROLL
-      for (int q = 0; q < kS; ++q) {  // compile-time q and k: x, dy... stay in registers
-        if (part != q || !active) continue;  // part is warp-uniform (part-major ranks)
-        const index_t at_q = at + q * kH * step, len_q = len - q * kH;  // len_q may be ≤ 0
-        float raw[kH], dout[kH] = {}, gate[kH] = {}, out_du[kH], out_ddelta[kH], out_dz[kH] = {};
-        load_channel_steps<kH>(p.delta + at_q, step, len_q, raw);
-        if (p.has_z) {
-          load_channel_steps<kH>(p.dout + at_q, step, len_q, dout);
-          load_channel_steps<kH>(p.z + at_q, step, len_q, gate);
-        }
-        SCANLAB_UNROLL
-        for (int j = 0; j < kH; ++j) {
-          const int k = q * kH + j;
-          float du_k = du[k], ddt_k = ddt[k], y_k = y[k];
-          if (kS > 1) {
-            const float* const first = shares + row * bs.shares_row;  // part 0's thread of this channel
-            du_k = first[k];
-            ddt_k = first[kK + k];
-            y_k = first[2 * kK + k];
+        if (part == 0) {
+          SCANLAB_UNROLL
+          for (int q = 1; q < kS; ++q) {
+            const float* const theirs = mine + q * R * bs.shares_row;  // thread row + q·R
             SCANLAB_UNROLL
-            for (int r = 1; r < kS; ++r) {
-              const float* const theirs = first + r * R * bs.shares_row;  // thread row + r·R
-              du_k += theirs[k];
-              ddt_k += theirs[kK + k];
-              y_k += theirs[2 * kK + k];
+            for (int k = 0; k < kK; ++k) {
+              du[k] += theirs[k];
+              ddt[k] += theirs[kK + k];
+              y[k] += theirs[2 * kK + k];
             }
           }
-          const float ddelta = p.softplus ? ddt_k * Act::softplus_slope(raw[j] + bias) : ddt_k;
-          out_du[j] = p.has_D ? du_k + D_d * dy[k] : du_k;
-          out_ddelta[j] = ddelta;
+        }
+      }
+
+      // The chunk's per-step gradients, straight to memory. raw delta, z and dout are read again
+      // (cached: this thread read them at the chunk's start) rather than held in registers over
+      // the states.
+      if (active && part == 0) {
+        float raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
+        load_channel_steps<kK>(p.delta + at, step, len, raw);
+        if (p.has_z) {
+          load_channel_steps<kK>(p.dout + at, step, len, dout);
+          load_channel_steps<kK>(p.z + at, step, len, gate);
+        }
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
+          const float ddelta = p.softplus ? ddt[k] * Act::softplus_slope(raw[k] + bias) : ddt[k];
+          out_du[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];
+          out_ddelta[k] = ddelta;
           if (k < len) {
             dD_sum += dy[k] * x[k];
             ddelta_bias_sum += ddelta;
           }
-          if (p.has_z) out_dz[j] = dout[j] * Act::gate(p.gate, gate[j]).slope * (y_k + D_d * x[k]);
+          if (p.has_z) out_dz[k] = dout[k] * Act::gate(p.gate, gate[k]).slope * (y[k] + D_d * x[k]);
         }
-        store_channel_steps<kH>(p.du + at_q, step, len_q, out_du);
-        store_channel_steps<kH>(p.ddelta + at_q, step, len_q, out_ddelta);
-        if (p.has_z) store_channel_steps<kH>(p.dz + at_q, step, len_q, out_dz);
+        store_channel_steps<kK>(p.du + at, step, len, out_du);
+        store_channel_steps<kK>(p.ddelta + at, step, len, out_ddelta);
+        if (p.has_z) store_channel_steps<kK>(p.dz + at, step, len, out_dz);
       }
       buf ^= 1;
     }
 
-    // The channel's dD and ddelta_bias: each part summed its own steps of every chunk; part 0
-    // adds the others' sums in part order (a fixed order: deterministic).
-    if (!kSummary && kS > 1) {
-      team.team_barrier();  // every thread is done with the shares block of the last chunk
-      float* const mine = base + bs.shares + thread * bs.shares_row;
-      mine[0] = dD_sum;
-      mine[1] = ddelta_bias_sum;
-      team.team_barrier();
-      if (part == 0) {
-        for (int r = 1; r < kS; ++r) {
-          dD_sum += mine[r * R * bs.shares_row];
-          ddelta_bias_sum += mine[r * R * bs.shares_row + 1];
-        }
-      }
-    }
     if (!active) return;
     for (int i = 0; i < M; ++i) {
       const index_t n = part + kS * i, at = p.channel_partial(w.b, segment, n, d);
