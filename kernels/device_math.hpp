@@ -69,6 +69,41 @@ KOKKOS_INLINE_FUNCTION void group_barrier(const Member& team, bool one_warp) {
   team.team_barrier();
 }
 
+// Swaps kV values with the partner team rank (rank ^ 1), for kernels whose ranks 2r and 2r+1 share
+// one channel's work: v[i] becomes the partner's v[i]. Every thread of the team calls it, at the
+// same point. CUDA with vector length 1: a warp shuffle over the whole warp (the pair is two lanes
+// of one warp). Its precondition there: the team is whole warps (a full mask compiles to one SHFL
+// a value; a computed one added five instructions a call), which the caller checks once
+// (whole_warps). Elsewhere through team scratch (`slots`: kV floats a team rank) between two team
+// barriers (the second keeps a later call from overwriting slots the partner has not read).
+template <int kV, class Member>
+KOKKOS_INLINE_FUNCTION void swap_with_partner(const Member& team, float (&v)[kV], float* slots) {
+#if defined(__CUDA_ARCH__)
+  if (blockDim.x == 1) {
+    SCANLAB_UNROLL
+    for (int i = 0; i < kV; ++i) v[i] = __shfl_xor_sync(0xffffffffu, v[i], 1);
+    return;
+  }
+#endif
+  const int rank = team.team_rank();
+  for (int i = 0; i < kV; ++i) slots[rank * kV + i] = v[i];
+  team.team_barrier();
+  for (int i = 0; i < kV; ++i) v[i] = slots[(rank ^ 1) * kV + i];
+  team.team_barrier();
+}
+
+// Whether swap_with_partner's CUDA path may run on this team: teams of whole warps (always true
+// off CUDA, where it goes through scratch).
+template <class Member>
+KOKKOS_INLINE_FUNCTION bool whole_warps(const Member& team) {
+#if defined(__CUDA_ARCH__)
+  return blockDim.x != 1 || team.team_size() % 32 == 0;
+#else
+  (void)team;
+  return true;
+#endif
+}
+
 // A load from memory that no thread writes during the kernel: the read-only data path on CUDA
 // (LDG through the texture cache), a plain load elsewhere.
 KOKKOS_INLINE_FUNCTION float load_readonly(const float* p) {

@@ -1031,165 +1031,6 @@ KOKKOS_FORCEINLINE_FUNCTION void store_channel_steps(float* at, index_t step, in
   }
 }
 
-// "tiled"'s forward with direct_io (selective_scan_config.hpp): one thread per channel (no state
-// split, no time segments), its dstate states in registers; only per-step B and C go through team
-// scratch (double-buffered step-major tiles shared by the team's channels, filled one tile ahead,
-// one barrier a tile). Each thread reads its own channel's u, delta and z straight into registers
-// in blocks of 4 steps (16-byte loads along a contiguous seqlen, the next block's in flight while
-// this one computes), turns delta into dt and z into act(z) there, and writes its 4 outputs the
-// same way: no input or output tile, no shares to add and no pass over scratch per element (the
-// staged forward spends ~60% of its instructions there: reports/speed-notes.md §9, §16, §22).
-template <class Space, int kN, bool kSfuActivations>
-struct ForwardDirect {
-  using Act = Activations<kSfuActivations>;
-  static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
-  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  Params p;
-
-  // One block of up to 4 steps of a channel: inputs as loaded (raw delta, z), then as used (dt, act(z)).
-  struct Block {
-    float x[4], dt[4], gate[4];
-  };
-  KOKKOS_FORCEINLINE_FUNCTION void load_block(const index_t at, const index_t t, Block& b) const {
-    const index_t left = p.seqlen - t, len = left < 0 ? 0 : left < 4 ? left : 4;
-    const index_t step = p.st.seq_time;
-    load_channel_steps<4>(p.u + at, step, len, b.x);
-    load_channel_steps<4>(p.delta + at, step, len, b.dt);
-    if (p.has_z) load_channel_steps<4>(p.z + at, step, len, b.gate);
-  }
-  // raw delta → dt = softplus(raw + bias), z → act(z), in registers; one branch per block on the
-  // problem's flags, none per element.
-  KOKKOS_FORCEINLINE_FUNCTION void prepare_block(Block& b, float bias) const {
-    SCANLAB_UNROLL
-    for (int j = 0; j < 4; ++j) b.dt[j] += bias;
-    if (p.softplus) {
-      SCANLAB_UNROLL
-      for (int j = 0; j < 4; ++j) b.dt[j] = Act::softplus(b.dt[j]);
-    }
-    if (p.has_z) {
-      with_gate_kind(p.gate, [&](const auto gate) {
-        SCANLAB_UNROLL
-        for (int j = 0; j < 4; ++j) b.gate[j] = Act::gate(decltype(gate)::value, b.gate[j]).act;
-      });
-    }
-  }
-
-  // With a backward to follow, the state where a chunk starts (step t = next_save) is saved for it.
-  KOKKOS_FORCEINLINE_FUNCTION void save_chunk_state(index_t b, index_t d, index_t t, const float (&h)[kN],
-                                                    index_t& next_save) const {
-    if (!p.save_chunk_states || t != next_save) return;
-    float* const save = p.chunk_states + p.chunk_slot(b, t / p.chunk_len, 0, d);
-    SCANLAB_UNROLL
-    for (int i = 0; i < kN; ++i) save[i * p.dim] = h[i];
-    next_save += p.chunk_len;
-  }
-
-  KOKKOS_INLINE_FUNCTION void issue_bc(const Member& team, const TeamWalk& full_bc, float* set, index_t b, index_t g,
-                                       index_t t0, index_t len) const {
-    const TileBuffers& s = p.tiled_scratch.in;
-    issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full_bc);
-    device_math::async_copy_commit();
-  }
-
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    namespace dm = device_math;
-    using Empty = float[kN];  // the summary pass's decays: unused here
-    const TiledScratch& ts = p.tiled_scratch;
-    const TileBuffers& s = ts.in;
-    const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
-    float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
-    const index_t thread = team.team_rank(), R = p.team_size, passes = p.channels_per_team / R;
-    const index_t L = p.seqlen, full_len = min_index(p.time_tile, L), step = p.st.seq_time;
-    const unsigned full_bc = bc_steps_inner(p, full_len);
-    const TeamWalk full_walk(team, full_bc > 0 ? full_bc : 1u);  // (guards the division where L = 0)
-    for (index_t pass = 0; pass < passes; ++pass) {
-      const index_t first = w.tile * p.channels_per_team + pass * R;
-      const index_t rows = min_index(R, p.channels_per_group - first);
-      if (rows <= 0) break;  // the group's last tile: no channels left (uniform across the team)
-      const bool active = thread < rows;
-      const index_t d = w.g * p.channels_per_group + first + (active ? thread : 0);
-      float h[kN], A2[kN];
-      Empty decay;
-      SCANLAB_UNROLL
-      for (int n = 0; n < kN; ++n) {
-        A2[n] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;  // exp(dt·A) = 2^(dt·A·log2 e)
-        h[n] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
-      }
-      float A2_lo = A2[0], A2_hi = A2[0];
-      SCANLAB_UNROLL
-      for (int n = 1; n < kN; ++n) {
-        A2_lo = fminf(A2_lo, A2[n]);
-        A2_hi = fmaxf(A2_hi, A2[n]);
-      }
-      const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
-      const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
-      const index_t row_at = p.seq(w.b, d, 0);
-      index_t next_save = 0;  // the next chunk start, where the state is saved for the backward
-
-      issue_bc(team, full_walk, base, w.b, w.g, 0, full_len);
-      Block next{};
-      if (active) load_block(row_at, 0, next);
-      int buf = 0;
-      for (index_t t0 = 0; t0 < L;) {
-        const index_t t1 = min_index(t0 + p.time_tile, L), len = t1 - t0;
-        const float* const set = base + buf * s.buffer;
-        dm::async_copy_wait<0>();
-        team.team_barrier();  // tile t0's B and C have landed; every thread is done with the other buffer
-        if (t1 < L) issue_bc(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, t1, min_index(p.time_tile, L - t1));
-        if (active) {
-          for (index_t k = 0; k < len; k += 4) {
-            const index_t t = t0 + k, n = min_index(4, len - k);
-            Block cur = next;
-            // the next block's loads fly while this one computes (the tile's end does not stop them)
-            const index_t t_next = k + 4 < len ? t + 4 : t1;
-            if (t_next < L) load_block(row_at + t_next * step, t_next, next);
-            prepare_block(cur, bias);
-            save_chunk_state(w.b, d, t, h, next_save);
-            float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            const float* const Bk = set + s.B + k * kBcStep;
-            const float* const Ck = set + s.C + k * kBcStep;
-            if (n == 4 && !(p.save_chunk_states && next_save < t + 4)) {
-              // the block's dt range decides whether any decay can leave the normal range (almost
-              // never: then it keeps subnormals for the whole block); fmin/fmax skip a NaN dt as
-              // the comparisons did, its decay is NaN either way
-              const float dt_lo = fminf(fminf(cur.dt[0], cur.dt[1]), fminf(cur.dt[2], cur.dt[3]));
-              const float dt_hi = fmaxf(fmaxf(cur.dt[0], cur.dt[1]), fmaxf(cur.dt[2], cur.dt[3]));
-              if (exp2_stays_normal(dt_lo, dt_hi, A2_lo, A2_hi))
-                state_steps<kN, 4, kBcStep, true, false>(Bk, Ck, cur.x, cur.dt, h, A2, decay, y);
-              else
-                state_steps<kN, 4, kBcStep, false, false>(Bk, Ck, cur.x, cur.dt, h, A2, decay, y);
-            } else {  // a short block (the sequence's or a tile's end) or a chunk start inside it
-              SCANLAB_UNROLL
-              for (int j = 0; j < 4; ++j) {
-                if (j >= n) continue;
-                save_chunk_state(w.b, d, t + j, h, next_save);
-                const float x1[1] = {cur.x[j]}, dt1[1] = {cur.dt[j]};
-                float y1[1];
-                state_steps<kN, 1, kBcStep, false, false>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
-                y[j] = y1[0];
-              }
-            }
-            SCANLAB_UNROLL
-            for (int j = 0; j < 4; ++j) {
-              if (p.has_D) y[j] += D_d * cur.x[j];
-              if (p.has_z) y[j] *= cur.gate[j];
-            }
-            store_channel_steps<4>(p.out + row_at + t * step, step, n, y);
-          }
-        }
-        t0 = t1;
-        buf ^= 1;
-      }
-      if (active) {
-        SCANLAB_UNROLL
-        for (int i = 0; i < kN; ++i) p.last_state[p.state(w.b, d, i)] = h[i];
-      }
-      team.team_barrier();  // every thread is done with the last tile before the next pass refills buffer 0
-    }
-  }
-};
-
 // "chunked"'s carry pass, one (b, n, d) per index: the start state of every chunk from the
 // previous chunk's start state, decay and local end state, in chunk order.
 template <class Space>
@@ -1288,9 +1129,6 @@ Kokkos::TeamPolicy<Space, Traits...> team_policy(const Space& space, index_t lea
 using TiledForwardBounds = Kokkos::LaunchBounds<256, 2>;
 // The backward likewise at chunk 8 (128 registers: 16 teams of 32 per SM where scratch allows); a
 // chunk of 16 holds twice the per-step registers and keeps the compiler's choice.
-// "tiled"'s forward with direct_io: one thread per channel, so the anchor's 32768 channels are 8
-// warps per SM; the bound leaves the compiler every register those allow (256 a thread).
-using DirectForwardBounds = Kokkos::LaunchBounds<256, 1>;
 template <int kK>
 using TiledBackwardBounds = Kokkos::LaunchBounds<256, kK == 8 ? 2 : 1>;
 
@@ -1328,10 +1166,19 @@ void dispatch_flag(int flag, F&& f) {
   else f(std::false_type());
 }
 
+// "tiled"'s forward with direct_io: defined in selective_scan_direct.hpp, instantiated in the units
+// that include it (selective_scan_SPACE_direct.cpp, selective_scan_serial.cpp).
+template <class Space>
+void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& space);
+
 template <class Space, int kN>
 void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams_per_chunk = q.batch * q.groups * q.fwd_tiles;
   const index_t scratch = q.fwd_scratch.total;
+  if (c.impl == "tiled" && c.direct_io != 0) {  // invalid_reason(): state_split 1 or 2, one time segment
+    forward_direct<Space>(q, c, space);
+    return;
+  }
   if (c.impl == "tiled") {
     if constexpr (kN > 0) {
       auto launch = [&](auto split, auto sfu) {
@@ -1342,12 +1189,7 @@ void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Spa
         };
         if constexpr (kN % kS == 0) {
           using Seg = TimeSegments;
-          if (c.direct_io != 0) {  // invalid_reason(): state_split 1, one time segment
-            Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_direct",
-                                 team_policy<Space, DirectForwardBounds>(space, teams_per_chunk, q.team_size, 0,
-                                                                         q.tiled_scratch.total),
-                                 ForwardDirect<Space, kN, kSfu>{q});
-          } else if (q.fwd_segments > 1) {  // every segment after the first needs its start state
+          if (q.fwd_segments > 1) {  // every segment after the first needs its start state
             Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_segment_summary",
                                  policy(teams_per_chunk * (q.fwd_segments - 1)),
                                  ForwardTiled<Space, kN, kS, kSfu, Seg::summary>{q});

@@ -81,9 +81,11 @@ TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanCon
   TiledScratch s;
   std::int64_t off = 0;
   const std::int64_t split = std::max(1, c.state_split);
-  // direct_io: B and C only (each thread moves its channel's inputs and output in registers)
+  // direct_io: B and C only (each thread moves its channel's inputs and output in registers);
+  // with two threads per channel, two floats a thread for the host's swap between partners
   s.in = take_tile_buffers(off, p, c.direct_io ? 0 : c.team_size / split, effective_time_tile(p, c));
   if (!c.direct_io) s.out = take(off, c.team_size * s.in.row);
+  else if (split > 1) s.out = take(off, c.team_size * 2);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
 }
@@ -251,8 +253,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "fwd_time_segments: tiled's forward splits time into up to this many segments of whole tiles and chunks run "
       "in parallel (a summary pass gives each its start state); 1 otherwise",
       "direct_io: tiled's forward with each thread moving its own channel's u, delta, z and output in registers, "
-      "only B, C through team tiles (1; needs state_split 1, fwd_time_segments 1), or everything through team "
-      "tiles (0); 0 otherwise",
+      "only B, C through team tiles (1; needs state_split 1 or 2, fwd_time_segments 1), or everything through "
+      "team tiles (0); 0 otherwise",
   };
 }
 
@@ -455,9 +457,12 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("direct_io must be 0 or 1, got " + std::to_string(direct_io));
   else if (direct_io == 1 && impl != "tiled")
     why.push_back("direct_io is a form of tiled's forward: it must be 0 for " + impl);
-  else if (direct_io == 1 && (state_split != 1 || fwd_time_segments != 1))
-    why.push_back("direct_io runs one thread per channel over the whole sequence: it needs state_split 1 and "
-                  "fwd_time_segments 1");
+  else if (direct_io == 1 && ((state_split != 1 && state_split != 2) || fwd_time_segments != 1))
+    why.push_back("direct_io runs one or two threads per channel over the whole sequence: it needs state_split 1 "
+                  "or 2 and fwd_time_segments 1");
+  else if (direct_io == 1 && state_split == 2 && backend == BackendKind::cuda && team_size % 32 != 0)
+    why.push_back("direct_io with two threads per channel swaps values by warp shuffles: on cuda team_size must "
+                  "be a multiple of 32, got " + std::to_string(team_size));
   if (impl == "tiled") {
     if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
     if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");
@@ -807,16 +812,20 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         add(c);
       }
     }
-    if (heuristic.impl == "tiled") {  // the forward with direct_io: team shapes and tiles
-      for (int team : {64, 128, 256}) {
-        for (int tile : {16, 32, 64}) {
-          SelectiveScanConfig c = heuristic;
-          c.direct_io = 1;
-          c.state_split = 1;
-          c.fwd_time_segments = 1;
-          c.channels_per_team = c.team_size = team;
-          c.time_tile = tile;
-          add(c);
+    if (heuristic.impl == "tiled") {  // the forward with direct_io: threads per channel, team shapes, tiles
+      for (int split : {1, 2}) {
+        if (spec % split != 0) continue;
+        for (int team : {64, 128, 256}) {
+          for (int tile : {16, 32, 64}) {
+            SelectiveScanConfig c = heuristic;
+            c.direct_io = 1;
+            c.state_split = split;
+            c.fwd_time_segments = 1;
+            c.team_size = team;
+            c.channels_per_team = team / split;
+            c.time_tile = tile;
+            add(c);
+          }
         }
       }
     }

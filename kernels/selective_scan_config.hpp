@@ -23,9 +23,11 @@
 //                 through a scratch tile with coalesced stores; exp as exp2 of a log2(e)-scaled A.
 //                 A channel's states may be split over state_split threads (each sums its states'
 //                 share of y; the team adds the shares in a fixed order when it stores the tile).
-//                 With direct_io, one thread per channel moves its own u, delta, z and output
-//                 between global memory and registers in 16-byte blocks of 4 steps, and only B
-//                 and C go through the team's tiles.
+//                 With direct_io, one or two threads per channel move their own u, delta, z and
+//                 output between global memory and registers in blocks of 4 steps (16-byte
+//                 accesses where seqlen is contiguous), and only B and C go through the team's
+//                 tiles; two threads split the states and the block's per-step work (each
+//                 prepares, gates and stores two of its steps) and swap dt and y's shares.
 //                 Its backward walks the chunks in reverse the same way (one chunk per tile,
 //                 chunk_len 8 or 16, one channel per thread): per state n, the chunk's forward is
 //                 recomputed into registers from the saved chunk-start state, then its adjoint runs
@@ -91,12 +93,12 @@ struct SelectiveScanConfig {
   int fwd_time_segments = 1;   // "tiled" forward likewise: time segments of whole tiles and chunks
                                // run in parallel, each from its start state (a summary pass
                                // first); 1 for the other implementations
-  int direct_io = 0;           // "tiled" forward: 1 has each thread (one per channel: state_split
-                               // 1, fwd_time_segments 1) read its channel's u, delta, z straight
-                               // into registers in 4-step blocks and write its outputs the same
-                               // way, only per-step B and C passing through team tiles; 0 moves
-                               // every input and the output through team tiles; 0 for the other
-                               // implementations
+  int direct_io = 0;           // "tiled" forward: 1 has each thread (one or two per channel:
+                               // state_split 1 or 2, fwd_time_segments 1) read its channel's u,
+                               // delta, z straight into registers in 4-step blocks and write its
+                               // outputs the same way, only per-step B and C passing through team
+                               // tiles; 0 moves every input and the output through team tiles; 0
+                               // for the other implementations
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).

@@ -44,6 +44,13 @@ KOKKOS_INLINE_FUNCTION bool exp2_stays_normal(float d_lo, float d_hi, float a_lo
   return d_lo * a_lo >= least && d_lo * a_hi >= least && d_hi * a_lo >= least && d_hi * a_hi >= least;
 }
 
+// The same guarantee from magnitudes alone, one product where exp2_stays_normal takes four: every
+// 2^(d·a) with |d| <= d_max and |a| <= a_max has |fl(d·a)| <= fl(d_max·a_max) (rounding is
+// monotone), so a product of at most 125 leaves every exponent >= -125. It answers false more
+// often (a large positive product, which overflows either way), never wrongly true; a NaN bound
+// answers false.
+KOKKOS_INLINE_FUNCTION bool exp2_products_stay_normal(float d_max, float a_max) { return d_max * a_max <= 125.0f; }
+
 KOKKOS_INLINE_FUNCTION float sfu_log2(float x) {
 #if defined(__CUDA_ARCH__)
   float y;

@@ -27,6 +27,12 @@ struct alignas(16) Float4 {
 // Four consecutive floats at a 16-byte aligned address, as one access.
 KOKKOS_FORCEINLINE_FUNCTION Float4 load4(const float* p) { return *reinterpret_cast<const Float4*>(p); }
 KOKKOS_FORCEINLINE_FUNCTION void store4(float* p, const Float4& v) { *reinterpret_cast<Float4*>(p) = v; }
+// Eight bytes likewise (one 64-bit access), for a thread that moves half of a 16-byte block.
+struct alignas(8) Float2 {
+  float x, y;
+};
+KOKKOS_FORCEINLINE_FUNCTION Float2 load2(const float* p) { return *reinterpret_cast<const Float2*>(p); }
+KOKKOS_FORCEINLINE_FUNCTION void store2(float* p, const Float2& v) { *reinterpret_cast<Float2*>(p) = v; }
 // acc += a·b lane by lane (each lane the same multiply-add a scalar loop would do).
 KOKKOS_FORCEINLINE_FUNCTION void fma4(Float4& acc, const Float4& a, const Float4& b) {
   acc.x += a.x * b.x; acc.y += a.y * b.y; acc.z += a.z * b.z; acc.w += a.w * b.w;

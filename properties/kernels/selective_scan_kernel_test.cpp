@@ -187,6 +187,17 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
       direct.fast_activations = direct.time_tile == 6 ? 1 : 0;
       all.push_back(direct);
     }
+    // ... and with two threads per channel (each swaps half of its share of y with its partner):
+    // three passes of one channel over tiles of 6 with the SFU forms, two channels a pass over
+    // tiles of 4 (an inactive pair where a group's channels run out)
+    if (spec % 2 == 0) {
+      for (SelectiveScanConfig direct : {make("tiled", spec, 3, 2, 6, 8, 1, 1, 0), make("tiled", spec, 6, 4, 4, 16, 1, 1, 0)}) {
+        direct.direct_io = 1;
+        direct.state_split = 2;
+        direct.fast_activations = direct.time_tile == 6 ? 1 : 0;
+        all.push_back(direct);
+      }
+    }
   }
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
@@ -233,7 +244,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   std::set<std::string> impls_seen;
   std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen, fast_activations_seen;
   int segmented_backwards = 0, segmented_forwards = 0;  // runs in more than one time segment
-  int direct_forwards = 0;                              // tiled with direct_io
+  int direct_forwards = 0, split_direct_forwards = 0;  // tiled with direct_io; with two threads a channel
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -256,6 +267,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         if (c.p.with_backward && layout.time_segments > 1) ++segmented_backwards;
         if (layout.fwd_segments > 1) ++segmented_forwards;
         if (config.direct_io == 1) ++direct_forwards;
+        if (config.direct_io == 1 && config.state_split == 2) ++split_direct_forwards;
         ++runs;
       }
     }
@@ -274,6 +286,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   EXPECT_GE(segmented_backwards, 10) << "tiled's backward in time segments must run";
   EXPECT_GE(segmented_forwards, 10) << "tiled's forward in time segments must run";
   EXPECT_GE(direct_forwards, 10) << "tiled's forward with direct_io must run";
+  if (widest >= 2) EXPECT_GE(split_direct_forwards, 5) << "direct_io with two threads per channel must run";
   EXPECT_GT(runs, 100);
 }
 
@@ -371,12 +384,13 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
 }
 
 // direct_io moves a channel's inputs and output through registers instead of team tiles; the
-// arithmetic is the staged forward's with one thread per channel, so on the host (where no
-// compiler contracts differently between the two kernels) every output and gradient is the same
-// bits, including the chunk-start states the backward reads. Tiles of 4, 6 and 64 steps put the
-// blocks' ends and chunk starts everywhere in a block.
+// arithmetic is the staged forward's with the same state split (one or two threads per channel,
+// the shares added in part order), so on the host (where no compiler contracts differently
+// between the two kernels) every output and gradient is the same bits, including the chunk-start
+// states the backward reads. Tiles of 4, 6 and 64 steps put the blocks' ends and chunk starts
+// everywhere in a block.
 TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
-  int compared = 0;
+  int compared = 0, compared_split = 0;  // all, and with two threads per channel
   for (const Case& c : cases()) {
     const int spec = static_dstate_of(c.p);
     if (spec == 0 || !c.p.B_per_step || !c.p.C_per_step || !c.p.has_D) continue;
@@ -384,23 +398,33 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
     for (BackendKind backend : kernel_backends()) {
       if (backend == BackendKind::cuda) continue;
       for (int tile : {4, 6, 64}) {
-        SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
-        staged.time_tile = tile;
-        staged.chunk_len = 8;
-        staged.state_split = 1;
-        staged.fwd_time_segments = 1;
-        staged.direct_io = 0;
-        SelectiveScanConfig direct = staged;
-        direct.direct_io = 1;
-        if (!staged.invalid_reason(c.p, backend).empty() || !direct.invalid_reason(c.p, backend).empty()) continue;
-        const std::string where = describe(c, backend, direct);
-        expect_bitwise_equal(kernels::run_selective_scan(c.p, inputs, backend, staged),
-                             kernels::run_selective_scan(c.p, inputs, backend, direct), where);
-        ++compared;
+        for (int split : {1, 2}) {
+          if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
+          SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
+          staged.time_tile = tile;
+          staged.chunk_len = 8;
+          staged.state_split = split;
+          staged.team_size = split;  // one channel a pass (the host heuristic's teams are one thread)
+          staged.fwd_time_segments = 1;
+          staged.direct_io = 0;
+          SelectiveScanConfig direct = staged;
+          direct.direct_io = 1;
+          if (staged.team_size > kernels::selective_scan_backend_limits(backend).max_team_size) continue;
+          if (!staged.invalid_reason(c.p, backend).empty() || !direct.invalid_reason(c.p, backend).empty()) continue;
+          const std::string where = describe(c, backend, direct);
+          expect_bitwise_equal(kernels::run_selective_scan(c.p, inputs, backend, staged),
+                               kernels::run_selective_scan(c.p, inputs, backend, direct), where);
+          ++compared;
+          if (split == 2) ++compared_split;
+        }
       }
     }
   }
   EXPECT_GE(compared, 20);
+  int widest = 1;
+  for (BackendKind backend : kernel_backends())
+    widest = std::max(widest, kernels::selective_scan_backend_limits(backend).max_team_size);
+  if (widest >= 2) EXPECT_GE(compared_split, 10) << "direct_io with two threads per channel must be compared";
 }
 
 // state_space_v1 runs the same kernels through (b, L, D) strides.

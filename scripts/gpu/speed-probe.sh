@@ -65,11 +65,15 @@ for op in selective_scan state_space_v1; do
   echo "check $op tiled fast_activations 0 exit $?" | tee -a "$out/check-$op-tiled-library.txt"
 done
 # tiled's forward with each thread's inputs and outputs in registers (direct_io), which the
-# heuristic takes only on shapes far larger than check's.
+# heuristic takes only on shapes far larger than check's; with two threads per channel (direct2)
+# the partners swap dt and shares of y by warp shuffles.
 direct='{"direct_io":1,"state_split":1,"fwd_time_segments":1,"channels_per_team":32,"team_size":32}'
+direct2='{"direct_io":1,"state_split":2,"fwd_time_segments":1,"channels_per_team":32,"team_size":64}'
 for op in selective_scan state_space_v1; do
   run $scanlab check $op --backend cuda --impl tiled --config "$direct" --cases 500 --seed 49 > "$out/check-$op-tiled-direct.txt" 2>&1
   echo "check $op tiled direct_io exit $?" | tee -a "$out/check-$op-tiled-direct.txt"
+  run $scanlab check $op --backend cuda --impl tiled --config "$direct2" --cases 500 --seed 50 > "$out/check-$op-tiled-direct2.txt" 2>&1
+  echo "check $op tiled direct_io split 2 exit $?" | tee -a "$out/check-$op-tiled-direct2.txt"
 done
 # Every implementation and config axis (state_split 1, 2, 4 among them) drawn at random.
 run $scanlab check selective_scan --backend cuda --impl random --cases 1000 --seed 45 > "$out/check-selective_scan-random.txt" 2>&1
@@ -109,6 +113,7 @@ done
 # and the forward with direct_io).
 sanitize "" selective_scan --backend cuda --impl tiled --cases 12 --seed 7 --max-size 6000
 sanitize direct- selective_scan --backend cuda --impl tiled --config "$direct" --cases 12 --seed 7 --max-size 6000
+sanitize direct2- selective_scan --backend cuda --impl tiled --config "$direct2" --cases 12 --seed 7 --max-size 6000
 # The tiled kernels at the anchor shape under Nsight Compute (Kokkos names every kernel
 # cuda_parallel_launch_*: match the functor in the demangled name): one fwd+bwd pass of each.
 ncu_tiled=(ncu --clock-control none --kernel-name-base demangled -k 'regex:Tiled|Direct' --launch-count 2)

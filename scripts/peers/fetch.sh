@@ -7,8 +7,9 @@
 #                                                       the GPU machine's image lacks (for Python 3.12)
 # Pins come from scripts/goldens/make_goldens.py (PEERS_PINNED), so goldens and timings use one release.
 # Already-downloaded artifacts in $SCANLAB_DEPS/peers (make_goldens.py's cache) are reused.
-#   scripts/peers/fetch.sh            (PEERS_PYTHON: a python with torch for sdist metadata, default:
-#                                      the goldens venv that make_goldens.py creates)
+#   scripts/peers/fetch.sh            (PEERS_PYTHON: a python with torch for pip's sdist metadata step,
+#                                      default: the goldens venv that make_goldens.py creates; without
+#                                      one, the sdist file comes straight from pip's package index)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$root/scripts/env.sh"
@@ -36,13 +37,27 @@ while read -r name version fname sha; do
   if [ ! -f "$target" ]; then
     if [[ "$fname" == *.whl ]]; then
       python3 -m pip download -q --no-deps --only-binary=:all: "$name==$version" -d "$dest"
-    else
+    elif [ -x "$sdist_python" ]; then
       # An sdist's metadata step imports torch (the peers' setup.py do): use a python that has it,
       # without build isolation, and never compile CUDA here.
-      [ -x "$sdist_python" ] || { echo "fetch.sh: $fname needs a python with torch to download (set PEERS_PYTHON," \
-                                       "or run scripts/goldens/make_goldens.py once to create $sdist_python)" >&2; exit 1; }
       MAMBA_SKIP_CUDA_BUILD=TRUE CAUSAL_CONV1D_SKIP_CUDA_BUILD=TRUE \
         "$sdist_python" -m pip download -q --no-deps --no-build-isolation --no-binary "$name" "$name==$version" -d "$dest"
+    else
+      # No python with torch here: the file itself from the package index pip uses (its simple
+      # API, PEP 503), without running setup.py; the sha256 check below is the same either way.
+      python3 - "$name" "$fname" "$target" <<'PY'
+import re, sys, urllib.parse, urllib.request
+from pip._internal.models.index import PyPI
+name, fname, target = sys.argv[1:]
+page_url = PyPI.simple_url.rstrip("/") + "/" + re.sub(r"[-_.]+", "-", name).lower() + "/"
+page = urllib.request.urlopen(page_url, timeout=120).read().decode()
+for href in re.findall(r'href="([^"]+)"', page):
+    if urllib.parse.unquote(href.split("#")[0].rsplit("/", 1)[-1]) == fname:
+        urllib.request.urlretrieve(urllib.parse.urljoin(page_url, href.split("#")[0]), target)
+        break
+else:
+    sys.exit(f"fetch.sh: {fname} is not in the package index's list of {name} files")
+PY
     fi
   fi
   got=$(sha256sum "$target" | cut -d' ' -f1)

@@ -1,0 +1,356 @@
+// "tiled"'s forward with direct_io (selective_scan_config.hpp): ForwardDirect and its launch. A
+// header of its own, included only by the units that instantiate forward_direct
+// (selective_scan_SPACE_direct.cpp, and Serial's unit), so that editing it recompiles those alone:
+// the CUDA forward unit takes ~15 minutes on two cores, this one a few.
+//
+// kS threads per channel (1 or 2; thread = row·kS + part, part owning the kM consecutive states
+// from part·kM, as in the staged forward), no time segments, the states in registers. Only the
+// per-step B and C pass through team scratch (double-buffered step-major tiles shared by the
+// team's channels, filled one tile ahead, one barrier a tile). Each thread reads its channel's
+// inputs straight into registers in blocks of 4 steps (the next block's loads in flight while this
+// one computes) and writes its outputs the same way: no input or output tile and no pass over
+// scratch per element (the staged forward spends ~60% of its instructions there:
+// reports/speed-notes.md §9, §16, §22).
+//
+// With two threads a channel (twice the warps of one, speed-notes §28-§29) the per-step work is
+// split, not repeated: part q owns steps [2q, 2q + 2) of each block. It loads raw delta and z of
+// those steps only, turns them into dt and act(z), and the partners swap their two dt values
+// (swap_with_partner: one warp shuffle a value on CUDA); both then run every step of the block over
+// their own states; each sends its share of y for the partner's two steps and receives the
+// partner's share of its own, adds the shares in part order (part 0's with D·u, as the staged
+// forward) and gates and stores its two steps. The results are bitwise the staged forward's with
+// the same split (a kernel test holds them so).
+//
+// Leanness (speed-notes §29: the SASS of session 12's kernel spent ~90 of ~700 instructions a
+// block on 64-bit index arithmetic and run-time alignment tests of its loads): where seqlen is
+// contiguous, a multiple of 4 and every tile starts at a multiple of 4 (kVec, decided once on the
+// host), a block's loads are one 16-byte (8-byte with two threads) access a tensor from a 32-bit
+// step offset; elsewhere (state_space_v1's time-major layout) one access a step, still
+// coalesced across the warp's channels. The exp2 range test that picks the flush-to-zero exp2 is
+// one product a block (exp2_products_stay_normal).
+#pragma once
+
+#include "selective_scan.hpp"
+
+namespace scanlab::kernels {
+namespace detail {
+
+template <class Space, int kN, int kS, bool kSfuActivations, bool kVec>
+struct ForwardDirect {
+  using Act = Activations<kSfuActivations>;
+  static_assert(kS == 1 || kS == 2, "direct_io runs one or two threads per channel");
+  static_assert(kN % kS == 0, "the states split evenly between a channel's threads");
+  static constexpr int kM = kN / kS;    // states per thread
+  static constexpr int kOwn = 4 / kS;   // steps of a block this thread prepares, gates and stores
+  static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  Params p;
+
+  // One thread's view of its channel: row base pointers (64-bit arithmetic once a pass) and the
+  // step stride. With kVec a step offset is the 32-bit step itself; otherwise step · stride in 64
+  // bits (state_space_v1's time-major stride is dim).
+  struct Row {
+    const float *u, *delta, *z;
+    float* out;
+    index_t step;  // 1 where kVec
+  };
+  // A block's inputs as loaded: u of all 4 steps, raw delta and z of this thread's kOwn steps.
+  struct Block {
+    float x[4], raw[kOwn], z[kOwn];
+  };
+
+  // Loads the block at step t (n of its 4 steps exist; a missing step loads zeros). own: the
+  // first step of this thread's kOwn.
+  KOKKOS_FORCEINLINE_FUNCTION void load_block(const Row& r, int t, int n, int own, Block& b) const {
+    namespace dm = device_math;
+    if (kVec && n == 4) {  // 16-byte aligned: t and every row start are multiples of 4
+      const streaming::Float4 x = load4(r.u + t);
+      b.x[0] = x.x; b.x[1] = x.y; b.x[2] = x.z; b.x[3] = x.w;
+      if constexpr (kOwn == 4) {
+        const streaming::Float4 d = load4(r.delta + t);
+        b.raw[0] = d.x; b.raw[1] = d.y; b.raw[2] = d.z; b.raw[3] = d.w;
+        if (p.has_z) {
+          const streaming::Float4 z = load4(r.z + t);
+          b.z[0] = z.x; b.z[1] = z.y; b.z[2] = z.z; b.z[3] = z.w;
+        }
+      } else {
+        const streaming::Float2 d = streaming::load2(r.delta + t + own);
+        b.raw[0] = d.x; b.raw[1] = d.y;
+        if (p.has_z) {
+          const streaming::Float2 z = streaming::load2(r.z + t + own);
+          b.z[0] = z.x; b.z[1] = z.y;
+        }
+      }
+      return;
+    }
+    SCANLAB_UNROLL
+    for (int j = 0; j < 4; ++j) b.x[j] = j < n ? dm::load_readonly(r.u + index_t(t + j) * r.step) : 0.0f;
+    SCANLAB_UNROLL
+    for (int i = 0; i < kOwn; ++i) {
+      const bool here = own + i < n;
+      b.raw[i] = here ? dm::load_readonly(r.delta + index_t(t + own + i) * r.step) : 0.0f;
+      b.z[i] = here && p.has_z ? dm::load_readonly(r.z + index_t(t + own + i) * r.step) : 0.0f;
+    }
+  }
+
+  // raw delta → dt = softplus(raw + bias), z → act(z), for this thread's steps; one branch a block
+  // on the problem's flags (silu, the common gate, without the switch over the others: silu_gate
+  // is decided once, a switch a block cost 8 instructions).
+  KOKKOS_FORCEINLINE_FUNCTION void prepare(Block& b, float bias, bool silu_gate) const {
+    SCANLAB_UNROLL
+    for (int i = 0; i < kOwn; ++i) b.raw[i] += bias;
+    if (p.softplus) {
+      SCANLAB_UNROLL
+      for (int i = 0; i < kOwn; ++i) b.raw[i] = Act::softplus(b.raw[i]);
+    }
+    if (silu_gate) {
+      SCANLAB_UNROLL
+      for (int i = 0; i < kOwn; ++i) b.z[i] = Act::gate(GateActivation::silu, b.z[i]).act;
+    } else if (p.has_z) {
+      with_gate_kind(p.gate, [&](const auto gate) {
+        SCANLAB_UNROLL
+        for (int i = 0; i < kOwn; ++i) b.z[i] = Act::gate(decltype(gate)::value, b.z[i]).act;
+      });
+    }
+  }
+
+  // dt of all 4 steps of the block: this thread's kOwn and, with two threads a channel, the
+  // partner's two (one swap; selects, not an index by part, keep the arrays in registers).
+  KOKKOS_FORCEINLINE_FUNCTION void block_dt(const Member& team, float* swap_slots, int part, const Block& b,
+                                            float (&dt)[4]) const {
+    if constexpr (kS == 1) {
+      SCANLAB_UNROLL
+      for (int j = 0; j < 4; ++j) dt[j] = b.raw[j];
+    } else {
+      float theirs[2] = {b.raw[0], b.raw[1]};
+      device_math::swap_with_partner(team, theirs, swap_slots);
+      const bool first = part == 0;
+      dt[0] = first ? b.raw[0] : theirs[0];
+      dt[1] = first ? b.raw[1] : theirs[1];
+      dt[2] = first ? theirs[0] : b.raw[0];
+      dt[3] = first ? theirs[1] : b.raw[1];
+    }
+  }
+
+  // This thread's kOwn outputs from the states' shares y of the block's 4 steps: part 0's share
+  // carries D·u; with two threads the shares are added in part order (share 0 + share 1: the same
+  // sum on both threads, as the staged forward adds them), then gated.
+  KOKKOS_FORCEINLINE_FUNCTION void finish(const Member& team, float* swap_slots, int part, const Block& b,
+                                          float D_d, float (&y)[4], float (&v)[kOwn]) const {
+    if (part == 0) {
+      SCANLAB_UNROLL
+      for (int j = 0; j < 4; ++j) y[j] += D_d * b.x[j];
+    }
+    if constexpr (kS == 1) {
+      SCANLAB_UNROLL
+      for (int j = 0; j < 4; ++j) v[j] = y[j];
+    } else {
+      const bool first = part == 0;
+      float theirs[2] = {first ? y[2] : y[0], first ? y[3] : y[1]};  // the partner's steps
+      device_math::swap_with_partner(team, theirs, swap_slots);
+      // share 0 + share 1 either way: a + b and b + a are the same float
+      v[0] = (first ? y[0] : y[2]) + theirs[0];
+      v[1] = (first ? y[1] : y[3]) + theirs[1];
+    }
+    if (p.has_z) {
+      SCANLAB_UNROLL
+      for (int i = 0; i < kOwn; ++i) v[i] *= b.z[i];
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void store(const Row& r, int t, int n, int own, const float (&v)[kOwn]) const {
+    if (kVec && n == 4) {
+      if constexpr (kOwn == 4) store4(r.out + t, streaming::Float4{v[0], v[1], v[2], v[3]});
+      else streaming::store2(r.out + t + own, streaming::Float2{v[0], v[1]});
+      return;
+    }
+    SCANLAB_UNROLL
+    for (int i = 0; i < kOwn; ++i)
+      if (own + i < n) r.out[index_t(t + own + i) * r.step] = v[i];
+  }
+
+  // With a backward to follow, the state where a chunk starts (step t = next_save) is saved for it.
+  KOKKOS_FORCEINLINE_FUNCTION void save_chunk_state(index_t b, index_t d, index_t first_state, bool active, int t,
+                                                    const float (&h)[kM], int& next_save) const {
+    if (t != next_save) return;
+    next_save += int(p.chunk_len);
+    if (!active) return;
+    float* const save = p.chunk_states + p.chunk_slot(b, t / p.chunk_len, first_state, d);
+    SCANLAB_UNROLL
+    for (int i = 0; i < kM; ++i) save[i * p.dim] = h[i];
+  }
+
+  KOKKOS_INLINE_FUNCTION void issue_bc(const Member& team, const TeamWalk& full_bc, float* set, index_t b, index_t g,
+                                       index_t t0, index_t len) const {
+    const TileBuffers& s = p.tiled_scratch.in;
+    issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full_bc);
+    device_math::async_copy_commit();
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    namespace dm = device_math;
+    using Empty = float[kM];  // the summary pass's decays: unused here
+    const TiledScratch& ts = p.tiled_scratch;
+    const TileBuffers& s = ts.in;
+    const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
+    float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
+    float* const swap_slots = kS > 1 ? base + ts.out : nullptr;  // the host's swap_with_partner
+    const int thread = team.team_rank(), R = int(p.team_size) / kS, passes = int(p.channels_per_team) / R;
+    const int row = thread / kS, part = thread % kS, own = part * kOwn;
+    if (kS > 1 && !dm::whole_warps(team)) Kokkos::abort("scanlab direct_io: two threads a channel need teams of whole warps");
+    const bool silu_gate = p.has_z && p.gate == GateActivation::silu;
+    const index_t first_state = index_t(part) * kM;
+    const int L = int(p.seqlen), full_len = int(min_index(p.time_tile, L));
+    const unsigned full_bc = bc_steps_inner(p, full_len);
+    const TeamWalk full_walk(team, full_bc > 0 ? full_bc : 1u);  // (guards the division where L = 0)
+    for (int pass = 0; pass < passes; ++pass) {
+      const index_t first = w.tile * p.channels_per_team + index_t(pass) * R;
+      const index_t rows = min_index(R, p.channels_per_group - first);
+      if (rows <= 0) break;  // the group's last tile: no channels left (uniform across the team)
+      const bool active = row < rows;
+      // Two threads a channel swap values, so every thread walks the steps (an inactive one on a
+      // valid channel's inputs, storing nothing); one alone skips them.
+      const bool walks = kS > 1 || active;
+      const index_t d = w.g * p.channels_per_group + first + (active ? row : 0);
+      float h[kM], A2[kM];
+      Empty decay;
+      float A2_max = 0.0f;  // the largest |A·log2 e| of this thread's states
+      SCANLAB_UNROLL
+      for (int i = 0; i < kM; ++i) {
+        const index_t n = first_state + i;
+        A2[i] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;  // exp(dt·A) = 2^(dt·A·log2 e)
+        A2_max = fmaxf(A2_max, fabsf(A2[i]));
+        h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
+      }
+      SCANLAB_UNROLL
+      for (int i = 0; i < kM; ++i)
+        if (A2[i] != A2[i]) A2_max = A2[i];  // a NaN rate: never the flush-to-zero exp2
+      const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
+      const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
+      const index_t row_at = p.seq(w.b, d, 0);
+      const Row r{p.u + row_at, p.delta + row_at, p.has_z ? p.z + row_at : nullptr, p.out + row_at,
+                  p.st.seq_time};
+      int next_save = p.save_chunk_states ? 0 : L + 1;  // the next chunk start, saved for the backward
+
+      issue_bc(team, full_walk, base, w.b, w.g, 0, full_len);
+      Block next{};
+      if (walks) load_block(r, 0, L < 4 ? L : 4, own, next);
+      int buf = 0;
+      for (int t0 = 0; t0 < L;) {
+        const int t1 = t0 + p.time_tile < L ? t0 + int(p.time_tile) : L, len = t1 - t0;
+        // this thread's states of step 0 of the tile (the shared-window pointer stays 32-bit)
+        const float* const B_tile = base + buf * s.buffer + s.B + first_state;
+        const float* const C_tile = base + buf * s.buffer + s.C + first_state;
+        dm::async_copy_wait<0>();
+        team.team_barrier();  // tile t0's B and C have landed; every thread is done with the other buffer
+        if (t1 < L) issue_bc(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, t1, min_index(p.time_tile, L - t1));
+        if (walks) {
+          for (int k = 0; k < len; k += 4) {
+            const int t = t0 + k, n = len - k < 4 ? len - k : 4;
+            Block cur = next;
+            // the next block's loads fly while this one computes (the tile's end does not stop them)
+            const int t_next = k + 4 < len ? t + 4 : t1;
+            if (t_next < L) load_block(r, t_next, L - t_next < 4 ? L - t_next : 4, own, next);
+            prepare(cur, bias, silu_gate);
+            float dt[4];
+            block_dt(team, swap_slots, part, cur, dt);
+            save_chunk_state(w.b, d, first_state, active, t, h, next_save);
+            float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            const float* const Bk = B_tile + k * kBcStep;
+            const float* const Ck = C_tile + k * kBcStep;
+            if (n == 4 && next_save >= t + 4) {
+              // the block's largest |dt| decides whether any decay can leave the normal range
+              // (almost never: then it keeps subnormals for the whole block)
+              const float dt_max = fmaxf(fmaxf(fabsf(dt[0]), fabsf(dt[1])), fmaxf(fabsf(dt[2]), fabsf(dt[3])));
+              if (exp2_products_stay_normal(dt_max, A2_max))
+                state_steps<kM, 4, kBcStep, true, false>(Bk, Ck, cur.x, dt, h, A2, decay, y);
+              else
+                state_steps<kM, 4, kBcStep, false, false>(Bk, Ck, cur.x, dt, h, A2, decay, y);
+            } else {  // a short block (the sequence's or a tile's end) or a chunk start inside it
+              SCANLAB_UNROLL
+              for (int j = 0; j < 4; ++j) {
+                if (j >= n) continue;
+                save_chunk_state(w.b, d, first_state, active, t + j, h, next_save);
+                const float x1[1] = {cur.x[j]}, dt1[1] = {dt[j]};
+                float y1[1];
+                state_steps<kM, 1, kBcStep, false, false>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
+                y[j] = y1[0];
+              }
+            }
+            float v[kOwn];
+            finish(team, swap_slots, part, cur, D_d, y, v);
+            if (active) store(r, t, n, own, v);
+          }
+        }
+        t0 = t1;
+        buf ^= 1;
+      }
+      if (active) {
+        SCANLAB_UNROLL
+        for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, first_state + i)] = h[i];
+      }
+      team.team_barrier();  // every thread is done with the last tile before the next pass refills buffer 0
+    }
+  }
+};
+
+// "tiled"'s forward with direct_io: one thread per channel leaves the compiler every register
+// (256 a thread; the anchor's 32768 channels are 8 warps an SM either way); two threads a channel
+// take the staged forward's bound (128 registers: 16 warps an SM).
+template <int kS>
+using DirectForwardBounds = Kokkos::LaunchBounds<256, kS == 1 ? 1 : 2>;
+
+// Whether every block of 4 steps that starts on a 4-step boundary can move with one 16-byte
+// access a tensor: seqlen contiguous and a multiple of 4, tiles of whole blocks, every row start
+// 16-byte aligned.
+inline bool direct_vector_io(const Params& q) {
+  const auto aligned = [](const float* at) { return (reinterpret_cast<std::uintptr_t>(at) & 15) == 0; };
+  return q.st.seq_time == 1 && q.seqlen % 4 == 0 && q.time_tile % 4 == 0 && q.st.seq_dim % 4 == 0 &&
+         q.st.seq_batch % 4 == 0 && aligned(q.u) && aligned(q.delta) && (q.z == nullptr || aligned(q.z)) &&
+         aligned(q.out);
+}
+
+// Calls f(std::integral_constant<int, kS>()) with direct_io's threads per channel, 1 or 2
+// (invalid_reason() allows no other; Serial's teams of one thread run only 1).
+template <class Space, class F>
+void dispatch_direct_split(int split, F&& f) {
+  if constexpr (kTeamsOfOneThread<Space>) {
+    if (split > 1)
+      throw std::invalid_argument("selective_scan direct_io: two threads a channel need teams of several threads, "
+                                  "and this backend runs teams of one");
+    f(std::integral_constant<int, 1>());
+  } else {
+    if (split == 2) f(std::integral_constant<int, 2>());
+    else f(std::integral_constant<int, 1>());
+  }
+}
+
+template <class Space>
+void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& space) {
+  const index_t teams = q.batch * q.groups * q.fwd_tiles;
+  auto launch = [&](auto dstate, auto split, auto sfu, auto vec) {
+    constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
+    if constexpr (kN > 0 && kN % kS == 0) {
+      Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_direct",
+                           team_policy<Space, DirectForwardBounds<kS>>(space, teams, q.team_size, 0, q.tiled_scratch.total),
+                           ForwardDirect<Space, kN, kS, decltype(sfu)::value, decltype(vec)::value>{q});
+    } else {  // invalid_reason() refuses it first; a clear error all the same
+      throw std::invalid_argument("selective_scan direct_io: needs dstate_static divisible by state_split");
+    }
+  };
+  dispatch_dstate(c.dstate_static, [&](auto dstate) {
+    dispatch_direct_split<Space>(c.state_split, [&](auto split) {
+      dispatch_flag(c.fast_activations, [&](auto sfu) {
+        dispatch_flag(direct_vector_io(q), [&](auto vec) { launch(dstate, split, sfu, vec); });
+      });
+    });
+  });
+}
+
+}  // namespace detail
+
+#define SCANLAB_SELECTIVE_SCAN_INSTANTIATE_DIRECT(SPACE) \
+  template void detail::forward_direct<SPACE>(const detail::Params&, const SelectiveScanConfig&, const SPACE&);
+
+}  // namespace scanlab::kernels
