@@ -32,6 +32,10 @@
 
 #include "selective_scan.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 namespace scanlab::kernels {
 namespace detail {
 
@@ -326,15 +330,49 @@ void dispatch_direct_split(int split, F&& f) {
   }
 }
 
+// EXPERIMENT (session 17, speed-notes §29): Kokkos 3.4 launches every team kernel with
+// cudaFuncCachePreferShared, i.e. the largest shared-memory carve-out (233 KB, ~23 KB of L1 on the
+// H200), where direct_io's per-thread 16-byte loads use half of each 32-byte sector and leave the
+// other half for the next block. SCANLAB_DIRECT_CARVEOUT=1 asks the driver for a carve-out that
+// just fits the resident teams' scratch instead, so the rest is L1. Off by default until measured.
+template <class Functor, class Bounds, class Space>
+void direct_carveout_experiment(const Params& q, int warps_per_sm) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+    static const bool enabled = [] {
+      const char* v = std::getenv("SCANLAB_DIRECT_CARVEOUT");
+      return v != nullptr && std::string(v) == "1";
+    }();
+    if (!enabled) return;
+    using Driver = Kokkos::Impl::ParallelFor<Functor, Kokkos::TeamPolicy<Kokkos::Cuda, Bounds>, Kokkos::Cuda>;
+    const auto func = Kokkos::Impl::CudaParallelLaunch<Driver, Bounds>::get_kernel_func();
+    const std::int64_t teams_per_sm = std::max<std::int64_t>(1, warps_per_sm * 32 / q.team_size);
+    const std::int64_t bytes = teams_per_sm * (scratch_request_bytes(q.tiled_scratch.total) + 1024);
+    const int percent = int(std::min<std::int64_t>(100, (bytes * 100 + 228 * 1024 - 1) / (228 * 1024) + 1));
+    const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(func),
+                                               cudaFuncAttributePreferredSharedMemoryCarveout, percent);
+    if (e != cudaSuccess)
+      throw std::runtime_error(std::string("selective_scan direct_io: cudaFuncSetAttribute(carveout): ") +
+                               cudaGetErrorString(e));
+  }
+#else
+  (void)q;
+  (void)warps_per_sm;
+#endif
+}
+
 template <class Space>
 void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams = q.batch * q.groups * q.fwd_tiles;
   auto launch = [&](auto dstate, auto split, auto sfu, auto vec) {
     constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
     if constexpr (kN > 0 && kN % kS == 0) {
+      using Functor = ForwardDirect<Space, kN, kS, decltype(sfu)::value, decltype(vec)::value>;
       Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_direct",
                            team_policy<Space, DirectForwardBounds<kS>>(space, teams, q.team_size, 0, q.tiled_scratch.total),
-                           ForwardDirect<Space, kN, kS, decltype(sfu)::value, decltype(vec)::value>{q});
+                           Functor{q});
+      // after the launch: Kokkos sets its cache preference at a kernel's first launch
+      direct_carveout_experiment<Functor, DirectForwardBounds<kS>, Space>(q, kS == 1 ? 8 : 16);
     } else {  // invalid_reason() refuses it first; a clear error all the same
       throw std::invalid_argument("selective_scan direct_io: needs dstate_static divisible by state_split");
     }
