@@ -679,18 +679,25 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.bwd_time_segments = segments;
       c.chunk_len = 8;
-      // One thread per channel moving its own inputs and output in registers (direct_io), teams
-      // of min(128, cpg↑) channels, B and C tiles of 32 steps, where it beat the staged forward
-      // in one H200 call (reports/results/h200/2026-12-02-s12/direct/, speed-notes §22): at
-      // dstate 64 (8,4096,64,2048) 2.06 against 2.96 ms, and where four threads per channel run
-      // without time segments ((8,2048,16,2048) 0.590 against 0.635); at dstate 32, in a third
-      // call (2026-12-02-s12/direct-shapes/), (8,4096,32,2048) 1.260 against 1.687. At
-      // 20480-32768 channels of dstate 16 the staged forward with two threads per channel won
-      // (0.901 against 1.022 ms at the anchor).
-      if (!segmented && (few_channels || c.dstate_static >= 32)) {
+      // Each thread moving its own channel's inputs and output in registers (direct_io, B and C
+      // tiles of 32 steps) wherever the forward runs without time segments from dstate 16: with
+      // its shared-memory carve-out fitted (selective_scan_direct.hpp) it beat the staged forward
+      // on every such issue shape in one H200 call (reports/results/h200/2026-12-03-s17/call2/,
+      // speed-notes §29): one thread a channel, teams of min(128, cpg↑) channels, at the anchor
+      // (8,4096,16,2048) 0.713 against 0.899 ms (two threads 0.734); two threads a channel, 32
+      // channels a team of 64, where one thread a channel fills fewer than 7 warps an SM:
+      // (4,5120,16,4096) 1.089 against 1.458 (one thread 1.218), (16,1536,16,1024) 0.297
+      // against 0.400 (0.325), (8,2048,16,2048) 0.482 against 0.553 (0.476: a tie). At dstate
+      // 32 and 64 one thread a channel (two spill 32 states a thread under the 128-register
+      // cap: (8,4096,64,2048) 1.727 against 2.529 ms in 2026-12-03-s17/call1/); below dstate 16
+      // only where four threads per channel would run (nothing else measured there).
+      if (!segmented && (few_channels || c.dstate_static >= 16)) {
+        const std::int64_t sms = std::max<std::int64_t>(1, selective_scan_backend_limits(backend).concurrency / 2048);
+        const bool two = c.dstate_static == 16 && channels < 7 * 32 * sms;
         c.direct_io = 1;
-        c.state_split = 1;
-        c.channels_per_team = c.team_size = std::min(128, cpg_up);
+        c.state_split = two ? 2 : 1;
+        c.channels_per_team = two ? 32 : std::min(128, cpg_up);
+        c.team_size = two ? 64 : c.channels_per_team;
         c.time_tile = 32;
       }
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep

@@ -33,7 +33,7 @@
 #include "selective_scan.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 namespace scanlab::kernels {
@@ -330,34 +330,39 @@ void dispatch_direct_split(int split, F&& f) {
   }
 }
 
-// EXPERIMENT (session 17, speed-notes §29): Kokkos 3.4 launches every team kernel with
-// cudaFuncCachePreferShared, i.e. the largest shared-memory carve-out (233 KB, ~23 KB of L1 on the
-// H200), where direct_io's per-thread 16-byte loads use half of each 32-byte sector and leave the
-// other half for the next block. SCANLAB_DIRECT_CARVEOUT=1 asks the driver for a carve-out that
-// just fits the resident teams' scratch instead, so the rest is L1. Off by default until measured.
+// Kokkos 3.4 launches every team kernel with cudaFuncCachePreferShared, i.e. the largest
+// shared-memory carve-out (233 KB on the H200, ~23 KB left for L1). direct_io's 16-byte loads use
+// half of each 32-byte sector a block and the other half a block later, which that L1 cannot keep
+// for 8-16 warps (16-32 sectors a warp and tensor): the second half came from L2 again. So its
+// kernels ask for the carve-out that just fits the teams an SM holds (warps_per_sm of them at the
+// launch bound) and leave the rest to L1: at (8,4096,16,2048) the forward went from 0.964 to
+// 0.713 ms with one thread a channel (reports/speed-notes.md §29). Set before every launch (its
+// size follows the launch's scratch) and after a kernel's first one (where Kokkos sets its own
+// cache preference, once per kernel).
 template <class Functor, class Bounds, class Space>
-void direct_carveout_experiment(const Params& q, int warps_per_sm) {
+void prefer_l1_carveout(const Params& q, int warps_per_sm, bool after_launch) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-    static const bool enabled = [] {
-      const char* v = std::getenv("SCANLAB_DIRECT_CARVEOUT");
-      return v != nullptr && std::string(v) == "1";
-    }();
-    if (!enabled) return;
+    static bool launched = false;  // per kernel
+    if (after_launch && launched) return;
+    if (after_launch) launched = true;
     using Driver = Kokkos::Impl::ParallelFor<Functor, Kokkos::TeamPolicy<Kokkos::Cuda, Bounds>, Kokkos::Cuda>;
     const auto func = Kokkos::Impl::CudaParallelLaunch<Driver, Bounds>::get_kernel_func();
-    const std::int64_t teams_per_sm = std::max<std::int64_t>(1, warps_per_sm * 32 / q.team_size);
+    const std::int64_t teams_per_sm = std::max<std::int64_t>(1, warps_per_sm * 32 / std::max<index_t>(1, q.team_size));
+    // the team's request plus the 1 KB a block the driver reserves, in percent of the 228 KB an
+    // H200 SM can carve out (rounded up; the driver takes the next carve-out size that fits)
     const std::int64_t bytes = teams_per_sm * (scratch_request_bytes(q.tiled_scratch.total) + 1024);
     const int percent = int(std::min<std::int64_t>(100, (bytes * 100 + 228 * 1024 - 1) / (228 * 1024) + 1));
     const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(func),
                                                cudaFuncAttributePreferredSharedMemoryCarveout, percent);
     if (e != cudaSuccess)
-      throw std::runtime_error(std::string("selective_scan direct_io: cudaFuncSetAttribute(carveout): ") +
-                               cudaGetErrorString(e));
+      throw std::runtime_error(std::string("selective_scan direct_io: cudaFuncSetAttribute(carveout ") +
+                               std::to_string(percent) + "%): " + cudaGetErrorString(e));
   }
 #else
   (void)q;
   (void)warps_per_sm;
+  (void)after_launch;
 #endif
 }
 
@@ -368,11 +373,12 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
     constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
     if constexpr (kN > 0 && kN % kS == 0) {
       using Functor = ForwardDirect<Space, kN, kS, decltype(sfu)::value, decltype(vec)::value>;
+      constexpr int kWarpsPerSm = kS == 1 ? 8 : 16;  // what DirectForwardBounds<kS> leaves room for
+      prefer_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(q, kWarpsPerSm, false);
       Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_direct",
                            team_policy<Space, DirectForwardBounds<kS>>(space, teams, q.team_size, 0, q.tiled_scratch.total),
                            Functor{q});
-      // after the launch: Kokkos sets its cache preference at a kernel's first launch
-      direct_carveout_experiment<Functor, DirectForwardBounds<kS>, Space>(q, kS == 1 ? 8 : 16);
+      prefer_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(q, kWarpsPerSm, true);
     } else {  // invalid_reason() refuses it first; a clear error all the same
       throw std::invalid_argument("selective_scan direct_io: needs dstate_static divisible by state_split");
     }

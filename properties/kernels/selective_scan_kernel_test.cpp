@@ -687,10 +687,15 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       // the backward: one thread per channel at dstate 32 and 64 where channels are many, two at
       // dstate 16, four at 16384 channels, two in time segments (as measured on the H200)
       EXPECT_EQ(h.bwd_state_split, segmented ? 2 : channels <= 16384 ? 4 : s.n >= 32 ? 1 : 2) << h.to_json().dump();
-      // one thread per channel moving its own inputs in registers at dstate 32 and 64 and where
-      // four threads per channel run without time segments (16384 channels), as measured on the H200
-      EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 && (s.n >= 32 || channels <= 16384) ? 1 : 0) << h.to_json().dump();
-      if (h.direct_io == 1) EXPECT_EQ(h.state_split, 1) << h.to_json().dump();
+      // each thread moving its own inputs in registers wherever the forward runs without time
+      // segments (dstate 16 to 64 here), as measured on the H200: two threads a channel (teams of
+      // 64) at dstate 16 where one fills fewer than 7 warps an SM (132 SMs), else one
+      EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 ? 1 : 0) << h.to_json().dump();
+      if (h.direct_io == 1) {
+        const bool two = s.n == 16 && channels < 7 * 32 * 132;
+        EXPECT_EQ(h.state_split, two ? 2 : 1) << h.to_json().dump();
+        EXPECT_EQ(h.team_size, two ? 64 : h.channels_per_team) << h.to_json().dump();
+      }
     }
     SelectiveScanProblem inference = p;
     inference.with_backward = inference.has_dlast_state = false;
