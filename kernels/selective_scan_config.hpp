@@ -135,8 +135,10 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms),
 //         fast_activations 1 (the SFU forms: 0.88-0.94x the library forms' time on the
 //         dstate-16 shapes, a tie at 64: 2026-12-01-s9/); where the forward runs without time
-//         segments at dstate >= 32 or with four threads per channel, direct_io instead (one thread
-//         per channel, teams of min(128, cpg↑), B and C tiles of 32 steps: 2026-12-02-s12/);
+//         segments from dstate 16 (or with four threads per channel), direct_io instead (B and
+//         C tiles of 32 steps; one thread per channel, teams of min(128, cpg↑), or at dstate 16
+//         where one thread a channel fills fewer than 7 warps an SM two, teams of 64 threads
+//         and 32 channels: 2026-12-03-s17/call2/);
 //     otherwise with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
 //         min(64, cpg↑), chunk_len 8;
 //     otherwise forward only, batch·dim >= 16384: "sequential", teams of min(64, cpg↑);
