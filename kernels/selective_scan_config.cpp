@@ -460,6 +460,9 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   else if (direct_io == 1 && ((state_split != 1 && state_split != 2) || fwd_time_segments != 1))
     why.push_back("direct_io runs one or two threads per channel over the whole sequence: it needs state_split 1 "
                   "or 2 and fwd_time_segments 1");
+  else if (direct_io == 1 && p.seqlen > INT_MAX)
+    why.push_back("direct_io counts a channel's steps in 32 bits: seqlen must be below 2^31, got " +
+                  std::to_string(p.seqlen));
   else if (direct_io == 1 && state_split == 2 && backend == BackendKind::cuda && team_size % 32 != 0)
     why.push_back("direct_io with two threads per channel swaps values by warp shuffles: on cuda team_size must "
                   "be a multiple of 32, got " + std::to_string(team_size));

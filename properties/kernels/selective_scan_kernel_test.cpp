@@ -579,6 +579,19 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.bwd_team_size = 8; c.bwd_state_split = 4; c.dstate_static = 2; p.dstate = 2;
     EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_split 4 must divide dstate_static 2"));
     p.dstate = 4; }
+  // direct_io: one or two threads a channel, whole warps for two on CUDA (its shuffles), steps
+  // counted in 32 bits
+  { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16; c.bwd_channels_per_team = 1;
+    c.direct_io = 1; c.state_split = 2; c.channels_per_team = 32; c.team_size = 64;
+    EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.channels_per_team = 2; c.team_size = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "team_size must be a multiple of 32, got 4"));
+    EXPECT_EQ(reason(c, BackendKind::openmp).find("multiple of 32"), std::string::npos);
+    c.state_split = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "needs state_split 1 or 2"));
+    c.state_split = 1; c.channels_per_team = c.team_size = 32; c.fwd_time_segments = 2;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "fwd_time_segments 1"));
+    c.fwd_time_segments = 1; EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    SelectiveScanProblem long_one = p; long_one.seqlen = std::int64_t(1) << 31; long_one.with_backward = false;
+    EXPECT_TRUE(contains(c.invalid_reason(long_one, BackendKind::cuda), "seqlen must be below 2^31")); }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
   // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
   { auto c = ok; c.channels_per_team = c.team_size = 512; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "exceeds cuda's limit")); }
