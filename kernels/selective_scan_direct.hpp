@@ -315,21 +315,6 @@ inline bool direct_vector_io(const Params& q) {
          aligned(q.out);
 }
 
-// Calls f(std::integral_constant<int, kS>()) with direct_io's threads per channel, 1 or 2
-// (invalid_reason() allows no other; Serial's teams of one thread run only 1).
-template <class Space, class F>
-void dispatch_direct_split(int split, F&& f) {
-  if constexpr (kTeamsOfOneThread<Space>) {
-    if (split > 1)
-      throw std::invalid_argument("selective_scan direct_io: two threads a channel need teams of several threads, "
-                                  "and this backend runs teams of one");
-    f(std::integral_constant<int, 1>());
-  } else {
-    if (split == 2) f(std::integral_constant<int, 2>());
-    else f(std::integral_constant<int, 1>());
-  }
-}
-
 // Kokkos 3.4 launches every team kernel with cudaFuncCachePreferShared, i.e. the largest
 // shared-memory carve-out (233 KB on the H200, ~23 KB left for L1). direct_io's 16-byte loads use
 // half of each 32-byte sector a block and the other half a block later, which that L1 cannot keep
@@ -371,7 +356,7 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
   const index_t teams = q.batch * q.groups * q.fwd_tiles;
   auto launch = [&](auto dstate, auto split, auto sfu, auto vec) {
     constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
-    if constexpr (kN > 0 && kN % kS == 0) {
+    if constexpr (kN > 0 && kS <= 2 && kN % kS == 0) {
       using Functor = ForwardDirect<Space, kN, kS, decltype(sfu)::value, decltype(vec)::value>;
       constexpr int kWarpsPerSm = kS == 1 ? 8 : 16;  // what DirectForwardBounds<kS> leaves room for
       prefer_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(q, kWarpsPerSm, false);
@@ -380,11 +365,11 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
                            Functor{q});
       prefer_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(q, kWarpsPerSm, true);
     } else {  // invalid_reason() refuses it first; a clear error all the same
-      throw std::invalid_argument("selective_scan direct_io: needs dstate_static divisible by state_split");
+      throw std::invalid_argument("selective_scan direct_io: needs a state_split of 1 or 2 dividing dstate_static");
     }
   };
   dispatch_dstate(c.dstate_static, [&](auto dstate) {
-    dispatch_direct_split<Space>(c.state_split, [&](auto split) {
+    dispatch_split<Space>(c.state_split, [&](auto split) {  // Serial: 1 only
       dispatch_flag(c.fast_activations, [&](auto sfu) {
         dispatch_flag(direct_vector_io(q), [&](auto vec) { launch(dstate, split, sfu, vec); });
       });
