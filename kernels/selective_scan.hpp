@@ -1128,9 +1128,11 @@ Kokkos::TeamPolicy<Space, Traits...> team_policy(const Space& space, index_t lea
 // of 64 threads onto an SM (ncu, reports/results/h200/2026-11-30-s4/probe/).
 using TiledForwardBounds = Kokkos::LaunchBounds<256, 2>;
 // The backward likewise at chunk 8 (128 registers: 16 teams of 32 per SM where scratch allows); a
-// chunk of 16 holds twice the per-step registers and keeps the compiler's choice.
-template <int kK>
-using TiledBackwardBounds = Kokkos::LaunchBounds<256, kK == 8 ? 2 : 1>;
+// chunk of 16 holds twice the per-step registers and keeps the compiler's choice, as do kI > 1
+// interleaved states (kI times the per-state registers; one thread a channel, where the grid
+// brings at most 8 warps an SM at the shapes).
+template <int kK, int kI = 1>
+using TiledBackwardBounds = Kokkos::LaunchBounds<256, kK == 8 && kI == 1 ? 2 : 1>;
 
 // Spaces whose teams are one thread (Kokkos::Serial): a state split, several threads per channel,
 // can never run there (invalid_reason(): team_size is at most the backend's largest team, and a

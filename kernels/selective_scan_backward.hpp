@@ -6,6 +6,7 @@
 // whose header comment describes the structure.
 #pragma once
 
+#include "l1_carveout.hpp"
 #include "selective_scan.hpp"
 
 namespace scanlab::kernels {
@@ -40,7 +41,7 @@ struct StepSums {
   KOKKOS_INLINE_FUNCTION float& at(index_t n, index_t k) const { return base[n * state_stride + k * step_stride]; }
 };
 
-template <class Space, int kK, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole>
+template <class Space, int kK, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole, int kI = 1>
 struct BackwardTiled {
   using Act = Activations<kSfuActivations>;
   static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
@@ -192,53 +193,80 @@ struct BackwardTiled {
         buf ^= 1;
         continue;
       }
-      // State n's chunk-start state and decay rate, loaded one state ahead (their latency hides
-      // behind a state's work).
+      // The chunk-start states and decay rates of the next kI states, loaded one group ahead (their
+      // latency hides behind a group's work).
       const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
-      float A_next = dm::load_readonly(A_row + part), h_next = *h_starts;
-      for (int i = 0; i < M; ++i) {
-        const int n = part + kS * i;
-        const float A_n = A_next, A2 = A_n * 1.4426950408889634f, h_start = active ? h_next : 0.0f;
-        if (i + 1 < M) {
-          h_starts += kS * p.dim;
-          A_next = dm::load_readonly(A_row + n + kS);
-          h_next = *h_starts;
-        }
-        // this part's columns of the block: k for dB_k[n] of this channel, kK + k for dC_k[n]
-        float* const block = base + bs.contrib + (i & 1) * bs.contrib_block;
-        const float* const Bn = Bs + n * bc_row;
-        const float* const Cn = Cs + n * bc_row;
-        float h[kK], a[kK], Bk[kK];
-        float hp = h_start;
-        chunk_decays(dt, A2, chunk_normal, a);
-        load_run<kK>(Bn, Bk);
+      const index_t next_state = kS * p.dim;                                          // n to n + kS
+      float A_next[kI], h_next[kI];
+      SCANLAB_UNROLL
+      for (int j = 0; j < kI; ++j) {
+        A_next[j] = dm::load_readonly(A_row + part + kS * j);
+        h_next[j] = h_starts[j * next_state];
+      }
+      // kI states at a time (bwd_state_interleave): their recompute and adjoint chains are
+      // independent, so one thread has kI of each in flight. y, du, ddt still add the states in
+      // ascending order, so the sums are the same as one state at a time, bit for bit.
+      for (int i = 0; i < M; i += kI) {
+        float A_n[kI], h_start[kI];
         SCANLAB_UNROLL
-        for (int k = 0; k < kK; ++k) {
-          h[k] = a[k] * hp + dt[k] * Bk[k] * x[k];
-          hp = h[k];
+        for (int j = 0; j < kI; ++j) {
+          A_n[j] = A_next[j];
+          h_start[j] = active ? h_next[j] : 0.0f;
         }
-        float* const contrib = block + part * (2 * kK * P) + row;
-        float g = adjoint[i * T], dA_chunk = 0.0f;
-        float Cs_n[kK];
-        load_run<kK>(Cn, Cs_n);  // 16-byte reads (8 scalar ones before: §18)
+        if (i + kI < M) {
+          h_starts += kI * next_state;
+          SCANLAB_UNROLL
+          for (int j = 0; j < kI; ++j) {
+            A_next[j] = dm::load_readonly(A_row + part + kS * (i + kI + j));
+            h_next[j] = h_starts[j * next_state];
+          }
+        }
+        // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
+        float* const block = base + bs.contrib + ((i / kI) & 1) * bs.contrib_block;
+        float h[kI][kK], a[kI][kK], Bk[kI][kK];
+        SCANLAB_UNROLL
+        for (int j = 0; j < kI; ++j) {
+          chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
+          load_run<kK>(Bs + (part + kS * (i + j)) * bc_row, Bk[j]);
+          float hp = h_start[j];
+          SCANLAB_UNROLL
+          for (int k = 0; k < kK; ++k) {
+            h[j][k] = a[j][k] * hp + dt[k] * Bk[j][k] * x[k];
+            hp = h[j][k];
+          }
+        }
+        float* const contrib = block + part * (kI * 2 * kK * P) + row;
+        float g[kI], dA_chunk[kI], Cs_n[kI][kK];
+        SCANLAB_UNROLL
+        for (int j = 0; j < kI; ++j) {
+          g[j] = adjoint[(i + j) * T];
+          dA_chunk[j] = 0.0f;
+          load_run<kK>(Cs + (part + kS * (i + j)) * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
+        }
         SCANLAB_UNROLL
         for (int k = kK - 1; k >= 0; --k) {
-          const float Ck = Cs_n[k];
-          y[k] += Ck * h[k];
-          g += Ck * dy[k];  // ∂ℒ/∂h_k
-          const float h_prev = k > 0 ? h[k - 1] : h_start;
-          // Each term in the oracle's association: a product that underflows early and is then
-          // scaled up would carry more than the error bound's underflow terms allow.
-          const float g_dt = g * dt[k];
-          du[k] += g_dt * Bk[k];
-          ddt[k] += g * (A_n * a[k] * h_prev + Bk[k] * x[k]);
-          dA_chunk += g * h_prev * a[k] * dt[k];
-          contrib[k * P] = g_dt * x[k];
-          contrib[(kK + k) * P] = dy[k] * h[k];
-          g *= a[k];  // ∂ℒ/∂h_{k-1} through h_k
+          SCANLAB_UNROLL
+          for (int j = 0; j < kI; ++j) {
+            const float Ck = Cs_n[j][k];
+            y[k] += Ck * h[j][k];
+            g[j] += Ck * dy[k];  // ∂ℒ/∂h_k
+            const float h_prev = k > 0 ? h[j][k - 1] : h_start[j];
+            // Each term in the oracle's association: a product that underflows early and is then
+            // scaled up would carry more than the error bound's underflow terms allow.
+            const float g_dt = g[j] * dt[k];
+            du[k] += g_dt * Bk[j][k];
+            ddt[k] += g[j] * (A_n[j] * a[j][k] * h_prev + Bk[j][k] * x[k]);
+            dA_chunk[j] += g[j] * h_prev * a[j][k] * dt[k];
+            contrib[(j * 2 * kK + k) * P] = g_dt * x[k];
+            contrib[(j * 2 * kK + kK + k) * P] = dy[k] * h[j][k];
+            g[j] *= a[j][k];  // ∂ℒ/∂h_{k-1} through h_k
+          }
         }
-        adjoint[i * T] = g;
-        dA_sum[i * T] += dA_chunk;
+        SCANLAB_UNROLL
+        for (int j = 0; j < kI; ++j) {
+          adjoint[(i + j) * T] = g[j];
+          dA_sum[(i + j) * T] += dA_chunk[j];
+        }
         // Every contribution of this part's iteration is in the block. A part's columns are written
         // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
         // ranks) a warp sync orders them and the other parts go on; the blocks alternate by
@@ -248,13 +276,13 @@ struct BackwardTiled {
         // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
         // With 32 rows (the heuristic's teams) the loop is unrolled at compile time (§18); the
         // same additions in the same order either way.
-        for (int c = row; c < 2 * kK; c += R) {
-          const int k = c % kK;
+        for (int c = row; c < kI * 2 * kK; c += R) {
+          const int column_of_state = c % (2 * kK), k = column_of_state % kK;
           if (k >= len) continue;
-          const index_t state = part + kS * i;
-          const float* const column = block + (part * 2 * kK + c) * P;
+          const index_t state = part + kS * (i + c / (2 * kK));
+          const float* const column = block + (part * kI * 2 * kK + c) * P;
           const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
-          (c < kK ? dB_sums : dC_sums).at(state, k) = sum;
+          (column_of_state < kK ? dB_sums : dC_sums).at(state, k) = sum;
         }
       }
 
@@ -704,27 +732,48 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
   const index_t teams = q.batch * q.groups * q.bwd_tiles;
   if (c.impl == "tiled") {
-    auto launch = [&](auto chunk, auto split, auto sfu) {
-      constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value;
+    auto launch = [&](auto chunk, auto split, auto sfu, auto interleave) {
+      constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value, kI = decltype(interleave)::value;
       constexpr bool kSfu = decltype(sfu)::value;
       auto policy = [&](index_t league) {
-        return detail::team_policy<Space, detail::TiledBackwardBounds<kK>>(space, league, q.bwd_team_size, 0,
-                                                                            q.tiled_bwd_scratch.total);
+        return detail::team_policy<Space, detail::TiledBackwardBounds<kK, kI>>(space, league, q.bwd_team_size, 0,
+                                                                                q.tiled_bwd_scratch.total);
       };
       using Seg = detail::TimeSegments;
+      // The interleaved forms (8 warps an SM at their bound) re-read a chunk's delta, z and dout
+      // at its end: they ask for the carve-out their teams need and leave the rest to L1 (at the
+      // anchor 3.73 against 4.16 ms with Kokkos' own: reports/speed-notes.md §30).
+      constexpr bool fit = kI > 1;
+      auto walk = [&](const char* label, index_t league, auto functor) {
+        using Functor = decltype(functor);
+        using Bounds = detail::TiledBackwardBounds<kK, kI>;
+        if (fit) detail::fit_l1_carveout<Functor, Bounds, Space>(label, q.bwd_team_size, q.tiled_bwd_scratch.total, 8, false);
+        Kokkos::parallel_for(label, policy(league), functor);
+        if (fit) detail::fit_l1_carveout<Functor, Bounds, Space>(label, q.bwd_team_size, q.tiled_bwd_scratch.total, 8, true);
+      };
       if (q.time_segments > 1) {  // every segment after the first needs its end adjoint
+        // The summary pass walks no gradients: one state at a time whatever the interleave (its
+        // scratch is laid out for it all the same).
         Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segment_summary",
                              policy(teams * (q.time_segments - 1)), detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary>{q});
-        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segments", policy(teams * q.time_segments),
-                             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk>{q});
+        walk("scanlab::selective_scan_backward_tiled_segments", teams * q.time_segments,
+             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk, kI>{q});
       } else {
-        Kokkos::parallel_for("scanlab::selective_scan_backward_tiled", policy(teams),
-                             detail::BackwardTiled<Space, kK, kS, kSfu>{q});
+        walk("scanlab::selective_scan_backward_tiled", teams, detail::BackwardTiled<Space, kK, kS, kSfu, Seg::whole, kI>{q});
       }
     };
     auto with_split = [&](auto chunk) {
       detail::dispatch_split<Space>(c.bwd_state_split, [&](auto split) {
-        detail::dispatch_flag(c.fast_activations, [&](auto sfu) { launch(chunk, split, sfu); });
+        detail::dispatch_flag(c.fast_activations, [&](auto sfu) {
+          // Interleaved states only with one thread a channel at chunk 8 (invalid_reason()): the
+          // only place they pay, and each form is another set of kernels to compile.
+          constexpr bool kCanInterleave = decltype(split)::value == 1 && decltype(chunk)::value == 8;
+          if constexpr (kCanInterleave) {
+            if (c.bwd_state_interleave == 4) return launch(chunk, split, sfu, std::integral_constant<int, 4>());
+            if (c.bwd_state_interleave == 2) return launch(chunk, split, sfu, std::integral_constant<int, 2>());
+          }
+          launch(chunk, split, sfu, std::integral_constant<int, 1>());
+        });
       });
     };
     if (c.chunk_len == 8) with_split(std::integral_constant<int, 8>());

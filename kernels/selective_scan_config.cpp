@@ -114,7 +114,7 @@ TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const
   // dstate 16 instead of eight, so 32768 channels ran in a second wave on the H200 (16.2 against
   // 11.1 ms, reports/results/h200/2026-11-30-s4/probe/; ncu's shared-memory block limit 7).
   // The kernel's compile-time chunk, not the clamped one.
-  s.contrib_block = split * 2 * std::int64_t(c.chunk_len) * s.contrib_row;
+  s.contrib_block = split * std::max(1, c.bwd_state_interleave) * 2 * std::int64_t(c.chunk_len) * s.contrib_row;
   s.contrib = take(off, 2 * s.contrib_block);
   if (split > 1) {
     s.shares_row = 3 * std::int64_t(c.chunk_len) + 4;
@@ -246,6 +246,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory)",
       "state_split: tiled forward threads per channel, 1, 2 or 4 (each holds dstate/state_split states); 1 otherwise",
       "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
+      "bwd_state_interleave: tiled backward states a thread walks together, 1, 2 or 4 (needs bwd_state_split 1 and "
+      "chunk_len 8; divides dstate); 1 otherwise",
       "fast_activations: tiled's softplus and silu sigma from the SFU (1: MUFU exp2 and reciprocal) or the library's "
       "expf, log1pf and division (0); 0 otherwise",
       "bwd_time_segments: tiled's backward splits the chunks into up to this many time segments run in parallel "
@@ -441,6 +443,14 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     divides_dstate(state_split, "state_split");
   }
   if (splits(bwd_state_split, "bwd_state_split", "backward")) divides_dstate(bwd_state_split, "bwd_state_split");
+  if (bwd_state_interleave != 1 && bwd_state_interleave != 2 && bwd_state_interleave != 4)
+    why.push_back("bwd_state_interleave must be 1, 2 or 4, got " + std::to_string(bwd_state_interleave));
+  else if (bwd_state_interleave != 1 && (impl != "tiled" || bwd_state_split != 1 || chunk_len != 8))
+    why.push_back("bwd_state_interleave " + std::to_string(bwd_state_interleave) +
+                  " is compiled for tiled's backward with bwd_state_split 1 and chunk_len 8 only: it must be 1 here");
+  else if (bwd_state_interleave != 1 && dstate_static % bwd_state_interleave != 0)
+    why.push_back("bwd_state_interleave " + std::to_string(bwd_state_interleave) + " must divide dstate_static " +
+                  std::to_string(dstate_static));
   if (fwd_time_segments < 1)
     why.push_back("fwd_time_segments must be at least 1, got " + std::to_string(fwd_time_segments));
   else if (fwd_time_segments > 1 && impl != "tiled")
@@ -521,6 +531,7 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"scratch_level", scratch_level},
           {"state_split", state_split},
           {"bwd_state_split", bwd_state_split},
+          {"bwd_state_interleave", bwd_state_interleave},
           {"fast_activations", fast_activations},
           {"bwd_time_segments", bwd_time_segments},
           {"fwd_time_segments", fwd_time_segments},
@@ -553,6 +564,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "scratch_level") field = &c.scratch_level;
     else if (key == "state_split") field = &c.state_split;
     else if (key == "bwd_state_split") field = &c.bwd_state_split;
+    else if (key == "bwd_state_interleave") field = &c.bwd_state_interleave;
     else if (key == "fast_activations") field = &c.fast_activations;
     else if (key == "bwd_time_segments") field = &c.bwd_time_segments;
     else if (key == "fwd_time_segments") field = &c.fwd_time_segments;
@@ -678,9 +690,29 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // 8.74 ms at (8,4096,32,2048), 20.16 against 22.33 at (8,4096,64,2048), with 32 channels a
       // team (2026-12-02-s13/bwd-dstate/, one call; four threads per channel 11.69 and 22.33).
       c.bwd_state_split = segmented ? 2 : few_channels ? 4 : c.dstate_static >= 32 ? 1 : c.dstate_static >= 2 ? 2 : 1;
+      c.bwd_time_segments = segments;
+      // One thread a channel walking two states at once (bwd_state_interleave 2, 8 warps an SM at
+      // its bound, its carve-out fitted): at dstate 64 14.34 against 20.18 ms for one state at a
+      // time (the heuristic's until session 18), at dstate 32 6.29 against 7.61; at dstate 16
+      // where one thread a channel fills 7 warps an SM or more (the anchor's 32768 channels) 3.73
+      // against 4.27 for two threads a channel (2026-12-03-s18/call2/, one call); at 20480 and
+      // 24576 channels two threads a channel stayed faster (call3/). Where channels are few
+      // (16384 or fewer at dstate 16), in time segments that fill two waves of 8 warps an SM
+      // (the power of two at or below 2·8·32·SMs / channels, at most 16): (8,2048,16,2048) 2.53
+      // against 2.79 ms for four threads a channel, (1,2048,16,8192) 1.51 against 1.58 for two in
+      // segments, (2,4096,16,8192) 5.53 against 5.64 (call3/, call4/; 4, 16 and 32 segments
+      // 5.42, 5.32, 5.26 there).
+      const std::int64_t sms = std::max<std::int64_t>(1, selective_scan_backend_limits(backend).concurrency / 2048);
+      if (!segmented && !few_channels && c.dstate_static >= 16 && (c.dstate_static >= 32 || channels >= 7 * 32 * sms)) {
+        c.bwd_state_split = 1;
+        c.bwd_state_interleave = 2;
+      } else if (few_channels && c.dstate_static == 16) {
+        c.bwd_state_split = 1;
+        c.bwd_state_interleave = 2;
+        c.bwd_time_segments = int(std::clamp<std::int64_t>(pow2_floor(2 * 8 * 32 * sms / channels), 1, 16));
+      }
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
-      c.bwd_time_segments = segments;
       c.chunk_len = 8;
       // Each thread moving its own channel's inputs and output in registers (direct_io, B and C
       // tiles of 32 steps) wherever the forward runs without time segments from dstate 16: with
@@ -695,7 +727,6 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // cap: (8,4096,64,2048) 1.727 against 2.529 ms in 2026-12-03-s17/call1/); below dstate 16
       // only where four threads per channel would run (nothing else measured there).
       if (!segmented && (few_channels || c.dstate_static >= 16)) {
-        const std::int64_t sms = std::max<std::int64_t>(1, selective_scan_backend_limits(backend).concurrency / 2048);
         const bool two = c.dstate_static == 16 && channels < 7 * 32 * sms;
         c.direct_io = 1;
         c.state_split = two ? 2 : 1;
@@ -855,7 +886,14 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           c.bwd_state_split = split;
           c.bwd_channels_per_team = channels;
           c.bwd_team_size = channels * split;
+          c.bwd_state_interleave = 1;
           add(c);
+          // one thread a channel walking 2 or 4 states at once (chunks of 8)
+          for (int interleave : {2, 4}) {
+            if (split != 1 || spec % interleave != 0 || heuristic.chunk_len != 8) continue;
+            c.bwd_state_interleave = interleave;
+            add(c);
+          }
         }
       }
     }

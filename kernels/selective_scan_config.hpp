@@ -82,6 +82,9 @@ struct SelectiveScanConfig {
   int bwd_state_split = 1;     // "tiled" backward likewise: threads per channel (1, 2 or 4), so
                                // a team of bwd_team_size threads runs bwd_team_size /
                                // bwd_state_split = bwd_channels_per_team channels
+  int bwd_state_interleave = 1;  // "tiled" backward with bwd_state_split 1 at chunk_len 8: states
+                                 // a thread walks together (1, 2 or 4; must divide dstate), their
+                                 // independent chains interleaved; 1 otherwise
   int fast_activations = 0;    // "tiled": 1 computes softplus and silu's σ from the SFU (MUFU.EX2
                                // and MUFU.RCP, sfu.hpp) instead of the library's expf, log1pf and
                                // division; compiled into the kernels, not a run-time branch; 0
@@ -126,7 +129,10 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         where dstate allows; 4 at batch·dim <= 16384 where dstate allows), time_tile 16 (8 at
 //         dstate 64), backward teams of min(32, cpg↑) channels, two threads per channel
 //         (bwd_state_split 2; 4 likewise; 1 at dstate >= 32 with more than 16384 channels:
-//         0.83x / 0.90x split 2's backward time at dstate 32 / 64, 2026-12-02-s13/); where four threads per channel still fill less than
+//         0.83x / 0.90x split 2's backward time at dstate 32 / 64, 2026-12-02-s13/), walking
+//         two states at once (bwd_state_interleave 2; so too at dstate 16 where one thread a
+//         channel fills 7 warps an SM or more, and at dstate 16 with 16384 channels or fewer in
+//         time segments filling two waves of 8 warps an SM: 2026-12-03-s18/); where four threads per channel still fill less than
 //         3/4 of concurrency / 4 (what the 128-register cap keeps resident: batch·dim = 8192 on
 //         the H200), two threads per channel and both passes in min(16, ⌊concurrency / 4 /
 //         (2·batch·dim)⌋) time segments (fwd_time_segments, bwd_time_segments); chunk_len 8 (the side-by-side H200 runs in

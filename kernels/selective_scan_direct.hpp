@@ -30,6 +30,7 @@
 // one product a block (exp2_products_stay_normal).
 #pragma once
 
+#include "l1_carveout.hpp"
 #include "selective_scan.hpp"
 
 #include <algorithm>
@@ -315,42 +316,11 @@ inline bool direct_vector_io(const Params& q) {
          aligned(q.out);
 }
 
-// Kokkos 3.4 launches every team kernel with cudaFuncCachePreferShared, i.e. the largest
-// shared-memory carve-out (233 KB on the H200, ~23 KB left for L1). direct_io's 16-byte loads use
-// half of each 32-byte sector a block and the other half a block later, which that L1 cannot keep
-// for 8-16 warps (16-32 sectors a warp and tensor): the second half came from L2 again. So its
-// kernels ask for the carve-out that just fits the teams an SM holds (warps_per_sm of them at the
-// launch bound) and leave the rest to L1: at (8,4096,16,2048) the forward went from 0.964 to
-// 0.713 ms with one thread a channel (reports/speed-notes.md §29). Set before every launch (its
-// size follows the launch's scratch) and after a kernel's first one (where Kokkos sets its own
-// cache preference, once per kernel).
-template <class Functor, class Bounds, class Space>
-void prefer_l1_carveout(const Params& q, int warps_per_sm, bool after_launch) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-    static bool launched = false;  // per kernel
-    if (after_launch && launched) return;
-    if (after_launch) launched = true;
-    using Driver = Kokkos::Impl::ParallelFor<Functor, Kokkos::TeamPolicy<Kokkos::Cuda, Bounds>, Kokkos::Cuda>;
-    const auto func = Kokkos::Impl::CudaParallelLaunch<Driver, Bounds>::get_kernel_func();
-    const std::int64_t teams_per_sm = std::max<std::int64_t>(1, warps_per_sm * 32 / std::max<index_t>(1, q.team_size));
-    // the team's request plus the 1 KB a block the driver reserves, in percent of the 228 KB an
-    // H200 SM can carve out (rounded up; the driver takes the next carve-out size that fits)
-    const std::int64_t bytes = teams_per_sm * (scratch_request_bytes(q.tiled_scratch.total) + 1024);
-    const int percent = int(std::min<std::int64_t>(100, (bytes * 100 + 228 * 1024 - 1) / (228 * 1024) + 1));
-    const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(func),
-                                               cudaFuncAttributePreferredSharedMemoryCarveout, percent);
-    if (e != cudaSuccess)
-      throw std::runtime_error(std::string("selective_scan direct_io: cudaFuncSetAttribute(carveout ") +
-                               std::to_string(percent) + "%): " + cudaGetErrorString(e));
-  }
-#else
-  (void)q;
-  (void)warps_per_sm;
-  (void)after_launch;
-#endif
-}
-
+// direct_io's 16-byte loads use half of each 32-byte sector a block and the other half a block
+// later, which Kokkos' default ~23 KB of L1 cannot keep for 8-16 warps (16-32 sectors a warp and
+// tensor): the second half came from L2 again. With the carve-out fitted to its resident teams
+// (fit_l1_carveout) the forward at (8,4096,16,2048) went from 0.964 to 0.713 ms with one thread a
+// channel (reports/speed-notes.md §29).
 template <class Space>
 void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams = q.batch * q.groups * q.fwd_tiles;
@@ -359,11 +329,13 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
     if constexpr (kN > 0 && kS <= 2 && kN % kS == 0) {
       using Functor = ForwardDirect<Space, kN, kS, decltype(sfu)::value, decltype(vec)::value>;
       constexpr int kWarpsPerSm = kS == 1 ? 8 : 16;  // what DirectForwardBounds<kS> leaves room for
-      prefer_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(q, kWarpsPerSm, false);
+      fit_l1_carveout<Functor, DirectForwardBounds<kS>, Space>("selective_scan direct_io", q.team_size,
+                                                               q.tiled_scratch.total, kWarpsPerSm, false);
       Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_direct",
                            team_policy<Space, DirectForwardBounds<kS>>(space, teams, q.team_size, 0, q.tiled_scratch.total),
                            Functor{q});
-      prefer_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(q, kWarpsPerSm, true);
+      fit_l1_carveout<Functor, DirectForwardBounds<kS>, Space>("selective_scan direct_io", q.team_size,
+                                                               q.tiled_scratch.total, kWarpsPerSm, true);
     } else {  // invalid_reason() refuses it first; a clear error all the same
       throw std::invalid_argument("selective_scan direct_io: needs a state_split of 1 or 2 dividing dstate_static");
     }

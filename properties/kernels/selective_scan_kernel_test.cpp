@@ -178,6 +178,21 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
     segmented = make("tiled", spec, 4, 1, 4, 16, 1, 1, 0);
     segmented.fwd_time_segments = 5;
     all.push_back(segmented);
+    // The backward walking 2 or 4 states at once (one thread a channel, chunks of 8): teams of
+    // one channel; of four with the SFU forms; in three time segments (the summary pass walks one
+    // state at a time beside it).
+    for (int interleave : {2, 4}) {
+      if (spec % interleave != 0) continue;
+      SelectiveScanConfig c = make("tiled", spec, 4, 1, 8, 8, 1, 1, 0);
+      c.bwd_state_interleave = interleave;
+      all.push_back(c);
+      c = make("tiled", spec, 4, 1, 8, 8, 4, 4, 0);
+      c.bwd_state_interleave = interleave;
+      c.fast_activations = 1;
+      all.push_back(c);
+      c.bwd_time_segments = 3;
+      all.push_back(c);
+    }
     // The forward with each thread's inputs and outputs in registers (direct_io): four passes of
     // one thread; two threads over tiles of 6 (short blocks at every tile's end, chunk starts of 8
     // inside a block) with the SFU forms; one tile longer than the sequence.
@@ -248,6 +263,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen, fast_activations_seen;
   int segmented_backwards = 0, segmented_forwards = 0;  // runs in more than one time segment
   int direct_forwards = 0, split_direct_forwards = 0;  // tiled with direct_io; with two threads a channel
+  std::set<int> interleaves_seen;  // tiled backward's states walked together
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -265,6 +281,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         team_sizes_seen.insert(config.team_size);
         splits_seen.insert(config.state_split);
         if (c.p.with_backward) bwd_splits_seen.insert(config.bwd_state_split);
+        if (c.p.with_backward) interleaves_seen.insert(config.bwd_state_interleave);
         fast_activations_seen.insert(config.fast_activations);
         const auto layout = kernels::selective_scan_workspace_layout(c.p, config);
         if (c.p.with_backward && layout.time_segments > 1) ++segmented_backwards;
@@ -286,6 +303,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   if (widest >= 2) EXPECT_TRUE(splits_seen.count(2)) << "no tiled config with a channel split over two threads ran";
   if (widest >= 2) EXPECT_TRUE(bwd_splits_seen.count(2)) << "no tiled backward with a channel split over two threads ran";
   EXPECT_EQ(fast_activations_seen, (std::set<int>{0, 1})) << "both activation forms of tiled must run";
+  EXPECT_EQ(interleaves_seen, (std::set<int>{1, 2, 4})) << "tiled's backward must walk 1, 2 and 4 states at once";
   EXPECT_GE(segmented_backwards, 10) << "tiled's backward in time segments must run";
   EXPECT_GE(segmented_forwards, 10) << "tiled's forward in time segments must run";
   EXPECT_GE(direct_forwards, 10) << "tiled's forward with direct_io must run";
@@ -428,6 +446,42 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   for (BackendKind backend : kernel_backends())
     widest = std::max(widest, kernels::selective_scan_backend_limits(backend).max_team_size);
   if (widest >= 2) EXPECT_GE(compared_split, 10) << "direct_io with two threads per channel must be compared";
+}
+
+// The backward walking 2 or 4 states at once interleaves independent chains; each step's du, ddt,
+// y still add the states in ascending order and each column sum is the same, so on the host every
+// gradient is the same bits as one state at a time (whole sequence and time segments).
+TEST(KernelSelectiveScan, InterleavedBackwardIsOneStateAtATimeBitForBit) {
+  int compared = 0;
+  for (const Case& c : cases()) {
+    const int spec = static_dstate_of(c.p);
+    if (spec < 2 || !c.p.with_backward || !c.p.B_per_step || !c.p.C_per_step) continue;
+    const TensorMap inputs = random_inputs(c.p, 555, c.softplus_threshold, c.extreme_activations);
+    for (BackendKind backend : kernel_backends()) {
+      if (backend == BackendKind::cuda) continue;
+      for (int segments : {1, 3}) {
+        SelectiveScanConfig one = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
+        one.chunk_len = 8;
+        one.bwd_state_split = 1;
+        // teams of up to four channels (a thread each) where the host has them
+        one.bwd_channels_per_team = one.bwd_team_size =
+            std::min(4, kernels::selective_scan_backend_limits(backend).max_team_size);
+        one.bwd_time_segments = segments;
+        one.bwd_state_interleave = 1;
+        const TensorMap expected = kernels::run_selective_scan(c.p, inputs, backend, one);
+        for (int interleave : {2, 4}) {
+          SelectiveScanConfig together = one;
+          together.bwd_state_interleave = interleave;
+          if (spec % interleave != 0) continue;
+          ASSERT_EQ(together.invalid_reason(c.p, backend), "") << together.to_json().dump();
+          expect_bitwise_equal(expected, kernels::run_selective_scan(c.p, inputs, backend, together),
+                               describe(c, backend, together));
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GE(compared, 20);
 }
 
 // state_space_v1 runs the same kernels through (b, L, D) strides.
@@ -579,6 +633,18 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.bwd_team_size = 8; c.bwd_state_split = 4; c.dstate_static = 2; p.dstate = 2;
     EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_split 4 must divide dstate_static 2"));
     p.dstate = 4; }
+  // bwd_state_interleave: 1, 2 or 4, compiled for tiled's backward at split 1 and chunk 8 only,
+  // dividing dstate
+  { auto c = ok; c.bwd_state_interleave = 3; EXPECT_TRUE(contains(reason(c), "bwd_state_interleave must be 1, 2 or 4, got 3")); }
+  { auto c = ok; c.bwd_state_interleave = 2; EXPECT_TRUE(contains(reason(c), "bwd_state_split 1 and chunk_len 8 only")); }
+  { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 8; c.bwd_channels_per_team = 1;
+    c.bwd_state_interleave = 4; EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.chunk_len = 16; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_split 1 and chunk_len 8 only"));
+    c.chunk_len = 8; c.bwd_state_split = 2; c.bwd_team_size = 2;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_split 1 and chunk_len 8 only"));
+    c.bwd_state_split = 1; c.bwd_team_size = 1; c.dstate_static = 2; p.dstate = 2;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_interleave 4 must divide dstate_static 2"));
+    p.dstate = 4; }
   // direct_io: one or two threads a channel, whole warps for two on CUDA (its shuffles), steps
   // counted in 32 bits
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16; c.bwd_channels_per_team = 1;
@@ -692,14 +758,24 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       const bool segmented = channels <= 16384 && 16 * channels < 3 * resident;
       if (kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
         EXPECT_EQ(h.fwd_time_segments, segmented ? std::min<std::int64_t>(16, resident / (2 * channels)) : 1) << s.b << "x" << s.d;
-        EXPECT_EQ(h.bwd_time_segments, h.fwd_time_segments) << s.b << "x" << s.d;
         if (segmented) EXPECT_EQ(h.state_split, 2) << s.b << "x" << s.d;
-        if (segmented) EXPECT_EQ(h.bwd_state_split, 2) << s.b << "x" << s.d;
       }
       EXPECT_EQ(h.fwd_time_segments > 1, channels <= 8192) << h.to_json().dump();
-      // the backward: one thread per channel at dstate 32 and 64 where channels are many, two at
-      // dstate 16, four at 16384 channels, two in time segments (as measured on the H200)
-      EXPECT_EQ(h.bwd_state_split, segmented ? 2 : channels <= 16384 ? 4 : s.n >= 32 ? 1 : 2) << h.to_json().dump();
+      // the backward: one thread per channel walking two states at once at dstate 32 and 64 where
+      // channels are many and at dstate 16 where one thread a channel fills 7 warps an SM (132
+      // SMs), and at dstate 16 where channels are few (16384 or fewer) in time segments filling
+      // two waves of 8 warps an SM (at most 16); else two threads a channel at dstate 16, four at
+      // 16384 channels at dstate 32 and 64, two in the forward's time segments below (as measured
+      // on the H200)
+      const bool few = channels <= 16384;
+      const bool many_one = !few && (s.n >= 32 || channels >= 7 * 32 * 132), few_one = few && s.n == 16;
+      EXPECT_EQ(h.bwd_state_split, many_one || few_one ? 1 : segmented ? 2 : few ? 4 : 2) << h.to_json().dump();
+      EXPECT_EQ(h.bwd_state_interleave, many_one || few_one ? 2 : 1) << h.to_json().dump();
+      if (kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
+        std::int64_t two_waves = 1;
+        while (2 * two_waves <= 2 * 8 * 32 * 132 / channels) two_waves *= 2;
+        EXPECT_EQ(h.bwd_time_segments, few_one ? std::min<std::int64_t>(16, two_waves) : h.fwd_time_segments) << h.to_json().dump();
+      }
       // each thread moving its own inputs in registers wherever the forward runs without time
       // segments (dstate 16 to 64 here), as measured on the H200: two threads a channel (teams of
       // 64) at dstate 16 where one fills fewer than 7 warps an SM (132 SMs), else one
