@@ -206,84 +206,96 @@ struct BackwardTiled {
       // kI states at a time (bwd_state_interleave): their recompute and adjoint chains are
       // independent, so one thread has kI of each in flight. y, du, ddt still add the states in
       // ascending order, so the sums are the same as one state at a time, bit for bit.
-      for (int i = 0; i < M; i += kI) {
-        float A_n[kI], h_start[kI];
-        SCANLAB_UNROLL
-        for (int j = 0; j < kI; ++j) {
-          A_n[j] = A_next[j];
-          h_start[j] = active ? h_next[j] : 0.0f;
-        }
-        if (i + kI < M) {
-          h_starts += kI * next_state;
+      // The state loop with the contribution blocks' row length known at compile time where the
+      // team is 32 rows of the interleaved form (Pc = 36): every STS of a contribution is then an
+      // immediate offset from one address (the run-time P cost an IMAD or LEA each: ~70 of the
+      // 558 instructions of a two-state iteration at the anchor, speed-notes §32).
+      auto state_loop = [&](const auto Pc) {
+        for (int i = 0; i < M; i += kI) {
+          float A_n[kI], h_start[kI];
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            A_next[j] = dm::load_readonly(A_row + part + kS * (i + kI + j));
-            h_next[j] = h_starts[j * next_state];
+            A_n[j] = A_next[j];
+            h_start[j] = active ? h_next[j] : 0.0f;
           }
-        }
-        // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
-        float* const block = base + bs.contrib + ((i / kI) & 1) * bs.contrib_block;
-        float h[kI][kK], a[kI][kK], Bk[kI][kK];
-        SCANLAB_UNROLL
-        for (int j = 0; j < kI; ++j) {
-          chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
-          load_run<kK>(Bs + (part + kS * (i + j)) * bc_row, Bk[j]);
-          float hp = h_start[j];
-          SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) {
-            h[j][k] = a[j][k] * hp + dt[k] * Bk[j][k] * x[k];
-            hp = h[j][k];
+          if (i + kI < M) {
+            h_starts += kI * next_state;
+            SCANLAB_UNROLL
+            for (int j = 0; j < kI; ++j) {
+              A_next[j] = dm::load_readonly(A_row + part + kS * (i + kI + j));
+              h_next[j] = h_starts[j * next_state];
+            }
           }
-        }
-        float* const contrib = block + part * (kI * 2 * kK * P) + row;
-        float g[kI], dA_chunk[kI], Cs_n[kI][kK];
-        SCANLAB_UNROLL
-        for (int j = 0; j < kI; ++j) {
-          g[j] = adjoint[(i + j) * T];
-          dA_chunk[j] = 0.0f;
-          load_run<kK>(Cs + (part + kS * (i + j)) * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
-        }
-        SCANLAB_UNROLL
-        for (int k = kK - 1; k >= 0; --k) {
+          // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
+          float* const block = base + bs.contrib + ((i / kI) & 1) * bs.contrib_block;
+          float h[kI][kK], a[kI][kK], Bk[kI][kK];
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            const float Ck = Cs_n[j][k];
-            y[k] += Ck * h[j][k];
-            g[j] += Ck * dy[k];  // ∂ℒ/∂h_k
-            const float h_prev = k > 0 ? h[j][k - 1] : h_start[j];
-            // Each term in the oracle's association: a product that underflows early and is then
-            // scaled up would carry more than the error bound's underflow terms allow.
-            const float g_dt = g[j] * dt[k];
-            du[k] += g_dt * Bk[j][k];
-            ddt[k] += g[j] * (A_n[j] * a[j][k] * h_prev + Bk[j][k] * x[k]);
-            dA_chunk[j] += g[j] * h_prev * a[j][k] * dt[k];
-            contrib[(j * 2 * kK + k) * P] = g_dt * x[k];
-            contrib[(j * 2 * kK + kK + k) * P] = dy[k] * h[j][k];
-            g[j] *= a[j][k];  // ∂ℒ/∂h_{k-1} through h_k
+            chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
+            load_run<kK>(Bs + (part + kS * (i + j)) * bc_row, Bk[j]);
+            float hp = h_start[j];
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) {
+              h[j][k] = a[j][k] * hp + dt[k] * Bk[j][k] * x[k];
+              hp = h[j][k];
+            }
+          }
+          float* const contrib = block + part * (kI * 2 * kK * Pc) + row;
+          float g[kI], dA_chunk[kI], Cs_n[kI][kK];
+          SCANLAB_UNROLL
+          for (int j = 0; j < kI; ++j) {
+            g[j] = adjoint[(i + j) * T];
+            dA_chunk[j] = 0.0f;
+            load_run<kK>(Cs + (part + kS * (i + j)) * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
+          }
+          SCANLAB_UNROLL
+          for (int k = kK - 1; k >= 0; --k) {
+            SCANLAB_UNROLL
+            for (int j = 0; j < kI; ++j) {
+              const float Ck = Cs_n[j][k];
+              y[k] += Ck * h[j][k];
+              g[j] += Ck * dy[k];  // ∂ℒ/∂h_k
+              const float h_prev = k > 0 ? h[j][k - 1] : h_start[j];
+              // Each term in the oracle's association: a product that underflows early and is then
+              // scaled up would carry more than the error bound's underflow terms allow.
+              const float g_dt = g[j] * dt[k];
+              du[k] += g_dt * Bk[j][k];
+              ddt[k] += g[j] * (A_n[j] * a[j][k] * h_prev + Bk[j][k] * x[k]);
+              dA_chunk[j] += g[j] * h_prev * a[j][k] * dt[k];
+              contrib[(j * 2 * kK + k) * Pc] = g_dt * x[k];
+              contrib[(j * 2 * kK + kK + k) * Pc] = dy[k] * h[j][k];
+              g[j] *= a[j][k];  // ∂ℒ/∂h_{k-1} through h_k
+            }
+          }
+          SCANLAB_UNROLL
+          for (int j = 0; j < kI; ++j) {
+            adjoint[(i + j) * T] = g[j];
+            dA_sum[(i + j) * T] += dA_chunk[j];
+          }
+          // Every contribution of this part's iteration is in the block. A part's columns are written
+          // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
+          // ranks) a warp sync orders them and the other parts go on; the blocks alternate by
+          // iteration, so a block is rewritten only after its readers have passed the next sync.
+          dm::group_barrier(team, R == 32);
+          // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
+          // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
+          // With 32 rows (the heuristic's teams) the loop is unrolled at compile time (§18); the
+          // same additions in the same order either way.
+          for (int c = row; c < kI * 2 * kK; c += R) {
+            const int column_of_state = c % (2 * kK), k = column_of_state % kK;
+            if (k >= len) continue;
+            const index_t state = part + kS * (i + c / (2 * kK));
+            const float* const column = block + (part * kI * 2 * kK + c) * Pc;
+            const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
+            (column_of_state < kK ? dB_sums : dC_sums).at(state, k) = sum;
           }
         }
-        SCANLAB_UNROLL
-        for (int j = 0; j < kI; ++j) {
-          adjoint[(i + j) * T] = g[j];
-          dA_sum[(i + j) * T] += dA_chunk[j];
-        }
-        // Every contribution of this part's iteration is in the block. A part's columns are written
-        // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
-        // ranks) a warp sync orders them and the other parts go on; the blocks alternate by
-        // iteration, so a block is rewritten only after its readers have passed the next sync.
-        dm::group_barrier(team, R == 32);
-        // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
-        // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
-        // With 32 rows (the heuristic's teams) the loop is unrolled at compile time (§18); the
-        // same additions in the same order either way.
-        for (int c = row; c < kI * 2 * kK; c += R) {
-          const int column_of_state = c % (2 * kK), k = column_of_state % kK;
-          if (k >= len) continue;
-          const index_t state = part + kS * (i + c / (2 * kK));
-          const float* const column = block + (part * kI * 2 * kK + c) * P;
-          const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
-          (column_of_state < kK ? dB_sums : dC_sums).at(state, k) = sum;
-        }
+      };
+      if constexpr (kI > 1) {
+        if (R == 32 && P == 36) state_loop(std::integral_constant<int, 36>());
+        else state_loop(P);
+      } else {
+        state_loop(P);
       }
 
       // The channel's totals of du, ddt, y: the kS threads' shares added in part order.
