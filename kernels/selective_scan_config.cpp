@@ -448,9 +448,8 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   else if (bwd_state_interleave != 1 && (impl != "tiled" || bwd_state_split != 1 || chunk_len != 8))
     why.push_back("bwd_state_interleave " + std::to_string(bwd_state_interleave) +
                   " is compiled for tiled's backward with bwd_state_split 1 and chunk_len 8 only: it must be 1 here");
-  else if (bwd_state_interleave != 1 && dstate_static % bwd_state_interleave != 0)
-    why.push_back("bwd_state_interleave " + std::to_string(bwd_state_interleave) + " must divide dstate_static " +
-                  std::to_string(dstate_static));
+  else if (bwd_state_interleave != 1)
+    divides_dstate(bwd_state_interleave, "bwd_state_interleave");
   if (fwd_time_segments < 1)
     why.push_back("fwd_time_segments must be at least 1, got " + std::to_string(fwd_time_segments));
   else if (fwd_time_segments > 1 && impl != "tiled")
