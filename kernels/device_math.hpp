@@ -69,6 +69,17 @@ KOKKOS_INLINE_FUNCTION void group_barrier(const Member& team, bool one_warp) {
   team.team_barrier();
 }
 
+// Makes the compiler compute v here, where it would otherwise sink a value's whole computation
+// into the branch that uses it (CUDA: an empty asm that "modifies" v; no instruction). Elsewhere
+// nothing.
+KOKKOS_FORCEINLINE_FUNCTION void compute_here(float& v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("" : "+f"(v));
+#else
+  (void)v;
+#endif
+}
+
 // Swaps kV values with the partner team rank (rank ^ 1), for kernels whose ranks 2r and 2r+1 share
 // one channel's work: v[i] becomes the partner's v[i]. Every thread of the team calls it, at the
 // same point. CUDA with vector length 1: a warp shuffle over the whole warp (the pair is two lanes

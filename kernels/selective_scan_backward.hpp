@@ -21,7 +21,8 @@ namespace detail {
 // registers (no scratch tile: 32 bytes a thread are whole sectors, and the scratch they took
 // halved the teams per SM) and runs its states one at a time: the chunk's h and exp(dt·A) of
 // state n are recomputed from its saved chunk-start state, then its adjoint g walks back over the
-// chunk, adding each gradient term to the thread's shares of the step's du, ddt, y in registers.
+// chunk, adding each gradient term to the thread's shares of the step's sums in registers (Σ g·B,
+// Σ A·g·exp(dt·A)·h_prev and y, from which the chunk's end forms du and ddt).
 // Per-step dB, dC of the iteration's kS states are summed over the team's channels through a
 // [part][column][row] block, each part's columns by that part's threads, a column per thread with
 // 16-byte reads (blocks alternate by iteration, so one sync per iteration: a warp sync where a
@@ -35,6 +36,12 @@ namespace detail {
 // the segment's Π exp(dt·A)), applied to dlast_state from the last segment down; each segment's
 // dA, dD, ddelta_bias are partials of their own (segment-major, summed in order).
 // Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
+// An int given at run time or as std::integral_constant (whose own conversion is host-only
+// under nvcc: "calling a constexpr __host__ function from a __host__ __device__ function").
+KOKKOS_FORCEINLINE_FUNCTION constexpr int int_value(int v) { return v; }
+template <int N>
+KOKKOS_FORCEINLINE_FUNCTION constexpr int int_value(std::integral_constant<int, N>) { return N; }
+
 struct StepSums {
   float* base;
   index_t state_stride, step_stride;
@@ -126,6 +133,9 @@ struct BackwardTiled {
       adjoint[i * T] = g;
       dA_sum[i * T] = kSummary ? 1.0f : 0.0f;
     }
+    // The state loop's first iteration reads the other contribution block (and stores nothing):
+    // zeros, not whatever an earlier team left, in the team's first chunk.
+    for (index_t q = thread; q < 2 * bs.contrib_block; q += T) base[bs.contrib + q] = 0.0f;
     const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
     const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
     const float* const A_row = p.A + d * p.dstate;
@@ -164,18 +174,24 @@ struct BackwardTiled {
                                       : StepSums{p.part_dC_step + p.step_partial(w.b, w.g, w.tile, 0, t0), p.seqlen, 1};
 
       // The thread's steps; steps past len are zeros and add nothing.
-      float x[kK], dt[kK], dy[kK], du[kK], ddt[kK], y[kK];
+      // Per step: dtx = dt·u (each state's input term and dB contribution share it); du_B = Σ_n g·B
+      // and ddt_A = Σ_n A·g·exp(dt·A)·h_prev over the thread's states (du = dt·du_B and
+      // ddt = u·du_B + ddt_A once per step at the chunk's end: 13 floating-point instructions a
+      // state-step instead of 18, speed-notes §33); y = Σ_n C·h for dz. u itself is read again at
+      // the chunk's end, so dtx takes no register more than u did.
+      float dt[kK], dtx[kK], dy[kK], du_B[kK], ddt_A[kK], y[kK];
       {
-        float raw[kK], gate[kK] = {};
+        float x[kK], raw[kK], gate[kK] = {};
         load_channel_steps<kK>(p.u + at, step, valid, x);
         load_channel_steps<kK>(p.delta + at, step, valid, raw);
         load_channel_steps<kK>(p.dout + at, step, valid, dy);
         if (p.has_z) load_channel_steps<kK>(p.z + at, step, valid, gate);
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
-          du[k] = ddt[k] = y[k] = 0.0f;
+          du_B[k] = ddt_A[k] = y[k] = 0.0f;
           dt[k] = 0.0f;
           if (k < valid) dt[k] = p.softplus ? Act::softplus(raw[k] + bias) : raw[k] + bias;
+          dtx[k] = dt[k] * x[k];
           if (p.has_z) dy[k] *= Act::gate(p.gate, gate[k]).act;
         }
       }
@@ -210,7 +226,30 @@ struct BackwardTiled {
       // team is 32 rows of the interleaved form (Pc = 36): every STS of a contribution is then an
       // immediate offset from one address (the run-time P cost an IMAD or LEA each: ~70 of the
       // 558 instructions of a two-state iteration at the anchor, speed-notes §32).
-      auto state_loop = [&](const auto Pc) {
+      auto state_loop = [&](const auto row_length) {
+        const int Pc = int_value(row_length);  // a constant after inlining where row_length is one
+        // An iteration's block summed over the team's channels, a column per thread: four
+        // interleaved partial sums of 16-byte reads, then the tail, then (s0 + s1) + (s2 + s3): an
+        // order fixed by the team alone. With 32 rows (the heuristic's teams) the loop is unrolled
+        // at compile time (§18); the same additions in the same order either way.
+        constexpr bool kRows32 = !std::is_same_v<std::decay_t<decltype(row_length)>, int>;  // R = 32, P = 36
+        // (nvcc instantiates the kRows32 form for kI = 1 too, where it is never called)
+        constexpr int kColumnsPerThread = kRows32 && kI > 1 ? kI * 2 * kK / 32 : 1;
+        const auto store_sum = [&](const int done, const int c, const float sum) {
+          const int column_of_state = c % (2 * kK), k = column_of_state % kK;
+          const index_t state = part + kS * (done + c / (2 * kK));
+          if (k < len) (column_of_state < kK ? dB_sums : dC_sums).at(state, k) = sum;
+        };
+        const auto block_of = [&](const int iteration) {
+          return base + bs.contrib + ((iteration / kI) & 1) * bs.contrib_block;
+        };
+        // Teams of other shapes: the sums of iteration `done` at once, a column at a time.
+        const auto sum_and_store = [&](const int done) {
+          for (int c = row; c < kI * 2 * kK; c += R) {
+            const float* const column = block_of(done) + (part * kI * 2 * kK + c) * Pc;
+            store_sum(done, c, R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R));
+          }
+        };
         for (int i = 0; i < M; i += kI) {
           float A_n[kI], h_start[kI];
           SCANLAB_UNROLL
@@ -227,16 +266,32 @@ struct BackwardTiled {
             }
           }
           // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
-          float* const block = base + bs.contrib + ((i / kI) & 1) * bs.contrib_block;
+          float* const block = block_of(i);
           float h[kI][kK], a[kI][kK], Bk[kI][kK];
           SCANLAB_UNROLL
+          for (int j = 0; j < kI; ++j) chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
+          // kRows32: the previous iteration's sums (kColumnsPerThread columns a thread) are read
+          // and added here, where nothing of this iteration depends on them, and stored at its end:
+          // the sync that ended the previous iteration completed its block, and the reads and adds
+          // (pinned here, else the compiler sinks them into the store's branch) share a basic
+          // block with the recompute and adjoint, whose chains' latency they can fill (§34). The
+          // first iteration reads the other block (zeroed at the team's start, or the last
+          // chunk's) and stores nothing.
+          float previous[kColumnsPerThread] = {};
+          if constexpr (kRows32) {
+            SCANLAB_UNROLL
+            for (int q = 0; q < kColumnsPerThread; ++q) {
+              previous[q] = column_sum<32>(block_of(i - kI) + (part * kI * 2 * kK + row + 32 * q) * Pc, 32);
+              dm::compute_here(previous[q]);
+            }
+          }
+          SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
             load_run<kK>(Bs + (part + kS * (i + j)) * bc_row, Bk[j]);
             float hp = h_start[j];
             SCANLAB_UNROLL
             for (int k = 0; k < kK; ++k) {
-              h[j][k] = a[j][k] * hp + dt[k] * Bk[j][k] * x[k];
+              h[j][k] = a[j][k] * hp + Bk[j][k] * dtx[k];
               hp = h[j][k];
             }
           }
@@ -256,13 +311,14 @@ struct BackwardTiled {
               y[k] += Ck * h[j][k];
               g[j] += Ck * dy[k];  // ∂ℒ/∂h_k
               const float h_prev = k > 0 ? h[j][k - 1] : h_start[j];
-              // Each term in the oracle's association: a product that underflows early and is then
-              // scaled up would carry more than the error bound's underflow terms allow.
-              const float g_dt = g[j] * dt[k];
-              du[k] += g_dt * Bk[j][k];
-              ddt[k] += g[j] * (A_n[j] * a[j][k] * h_prev + Bk[j][k] * x[k]);
-              dA_chunk[j] += g[j] * h_prev * a[j][k] * dt[k];
-              contrib[(j * 2 * kK + k) * Pc] = g_dt * x[k];
+              // g·exp(dt·A)·h_prev feeds both dA (·dt) and ddt (·A). Every product's factors are
+              // among the oracle's for its term (reference/selective_scan.cpp charges a product's
+              // underflow for any association, and a sum's roundings for any order).
+              const float g_decayed = g[j] * (a[j][k] * h_prev);
+              du_B[k] += g[j] * Bk[j][k];
+              ddt_A[k] += A_n[j] * g_decayed;
+              dA_chunk[j] += g_decayed * dt[k];
+              contrib[(j * 2 * kK + k) * Pc] = g[j] * dtx[k];
               contrib[(j * 2 * kK + kK + k) * Pc] = dy[k] * h[j][k];
               g[j] *= a[j][k];  // ∂ℒ/∂h_{k-1} through h_k
             }
@@ -274,22 +330,22 @@ struct BackwardTiled {
           }
           // Every contribution of this part's iteration is in the block. A part's columns are written
           // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
-          // ranks) a warp sync orders them and the other parts go on; the blocks alternate by
-          // iteration, so a block is rewritten only after its readers have passed the next sync.
-          dm::group_barrier(team, R == 32);
-          // A column's sum over the team's channels: four interleaved partial sums of 16-byte reads,
-          // then the tail, then (s0 + s1) + (s2 + s3): an order fixed by the team alone.
-          // With 32 rows (the heuristic's teams) the loop is unrolled at compile time (§18); the
-          // same additions in the same order either way.
-          for (int c = row; c < kI * 2 * kK; c += R) {
-            const int column_of_state = c % (2 * kK), k = column_of_state % kK;
-            if (k >= len) continue;
-            const index_t state = part + kS * (i + c / (2 * kK));
-            const float* const column = block + (part * kI * 2 * kK + c) * Pc;
-            const float sum = R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R);
-            (column_of_state < kK ? dB_sums : dC_sums).at(state, k) = sum;
+          // ranks) a warp sync orders them and the other parts go on. The blocks alternate by
+          // iteration: the next iteration sums this block while it writes the other, and a block
+          // is rewritten only after the sync that follows its sums. The chunk's last block is summed
+          // here; the next chunk's first writes come after the team barrier that starts it.
+          if constexpr (kRows32) {
+            if (i > 0) {
+              SCANLAB_UNROLL
+              for (int q = 0; q < kColumnsPerThread; ++q) store_sum(i - kI, row + 32 * q, previous[q]);
+            }
+          } else {
+            (void)previous;
           }
+          dm::group_barrier(team, R == 32);
+          if constexpr (!kRows32) sum_and_store(i);
         }
+        if constexpr (kRows32) sum_and_store(M - kI);
       };
       if constexpr (kI > 1) {
         if (R == 32 && P == 36) state_loop(std::integral_constant<int, 36>());
@@ -298,13 +354,13 @@ struct BackwardTiled {
         state_loop(P);
       }
 
-      // The channel's totals of du, ddt, y: the kS threads' shares added in part order.
+      // The channel's totals of du_B, ddt_A, y: the kS threads' shares added in part order.
       if (kS > 1) {
         float* const mine = base + bs.shares + thread * bs.shares_row;
         SCANLAB_UNROLL
         for (int q = 0; q < kK / 4; ++q) {
-          store4(mine + 4 * q, streaming::Float4{du[4 * q], du[4 * q + 1], du[4 * q + 2], du[4 * q + 3]});
-          store4(mine + kK + 4 * q, streaming::Float4{ddt[4 * q], ddt[4 * q + 1], ddt[4 * q + 2], ddt[4 * q + 3]});
+          store4(mine + 4 * q, streaming::Float4{du_B[4 * q], du_B[4 * q + 1], du_B[4 * q + 2], du_B[4 * q + 3]});
+          store4(mine + kK + 4 * q, streaming::Float4{ddt_A[4 * q], ddt_A[4 * q + 1], ddt_A[4 * q + 2], ddt_A[4 * q + 3]});
           store4(mine + 2 * kK + 4 * q, streaming::Float4{y[4 * q], y[4 * q + 1], y[4 * q + 2], y[4 * q + 3]});
         }
         team.team_barrier();  // every share is written
@@ -314,19 +370,20 @@ struct BackwardTiled {
             const float* const theirs = mine + q * R * bs.shares_row;  // thread row + q·R
             SCANLAB_UNROLL
             for (int k = 0; k < kK; ++k) {
-              du[k] += theirs[k];
-              ddt[k] += theirs[kK + k];
+              du_B[k] += theirs[k];
+              ddt_A[k] += theirs[kK + k];
               y[k] += theirs[2 * kK + k];
             }
           }
         }
       }
 
-      // The chunk's per-step gradients, straight to memory. raw delta, z and dout are read again
+      // The chunk's per-step gradients, straight to memory. u, raw delta, z and dout are read again
       // (cached: this thread read them at the chunk's start) rather than held in registers over
       // the states.
       if (active && part == 0) {
-        float raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
+        float x[kK], raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
+        load_channel_steps<kK>(p.u + at, step, len, x);
         load_channel_steps<kK>(p.delta + at, step, len, raw);
         if (p.has_z) {
           load_channel_steps<kK>(p.dout + at, step, len, dout);
@@ -334,8 +391,9 @@ struct BackwardTiled {
         }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
-          const float ddelta = p.softplus ? ddt[k] * Act::softplus_slope(raw[k] + bias) : ddt[k];
-          out_du[k] = p.has_D ? du[k] + D_d * dy[k] : du[k];
+          const float du = dt[k] * du_B[k], ddt = x[k] * du_B[k] + ddt_A[k];
+          const float ddelta = p.softplus ? ddt * Act::softplus_slope(raw[k] + bias) : ddt;
+          out_du[k] = p.has_D ? du + D_d * dy[k] : du;
           out_ddelta[k] = ddelta;
           if (k < len) {
             dD_sum += dy[k] * x[k];
