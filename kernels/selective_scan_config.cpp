@@ -693,16 +693,19 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // One thread a channel walking two states at once (bwd_state_interleave 2, 8 warps an SM at
       // its bound, its carve-out fitted): at dstate 64 14.34 against 20.18 ms for one state at a
       // time (the heuristic's until session 18), at dstate 32 6.29 against 7.61; at dstate 16
-      // where one thread a channel fills 7 warps an SM or more (the anchor's 32768 channels) 3.73
-      // against 4.27 for two threads a channel (2026-12-03-s18/call2/, one call); at 20480 and
-      // 24576 channels two threads a channel stayed faster (call3/). Where channels are few
+      // with the anchor's 32768 channels 3.73 against 4.27 for two threads a channel
+      // (2026-12-03-s18/call2/, one call). At 20480 and 24576 channels two threads a channel were
+      // faster in session 18 (call3/), but with its per-step sums regrouped and its column sums
+      // pipelined (speed-notes §33-§34) two states at once won there too: (4,5120,16,4096) 5.80 /
+      // 5.85 against 6.31 / 6.35 ms, (16,1536,16,1024) 1.60 / 1.63 against 1.80 / 1.79
+      // (2026-12-04-s19/call3/, one call, each twice). Where channels are few
       // (16384 or fewer at dstate 16), in time segments that fill two waves of 8 warps an SM
       // (the power of two at or below 2·8·32·SMs / channels, at most 16): (8,2048,16,2048) 2.53
       // against 2.79 ms for four threads a channel, (1,2048,16,8192) 1.51 against 1.58 for two in
       // segments, (2,4096,16,8192) 5.53 against 5.64 (call3/, call4/; 4, 16 and 32 segments
       // 5.42, 5.32, 5.26 there).
       const std::int64_t sms = std::max<std::int64_t>(1, selective_scan_backend_limits(backend).concurrency / 2048);
-      if (!segmented && !few_channels && c.dstate_static >= 16 && (c.dstate_static >= 32 || channels >= 7 * 32 * sms)) {
+      if (!segmented && !few_channels && c.dstate_static >= 16) {
         c.bwd_state_split = 1;
         c.bwd_state_interleave = 2;
       } else if (few_channels && c.dstate_static == 16) {

@@ -130,9 +130,10 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         dstate 64), backward teams of min(32, cpg↑) channels, two threads per channel
 //         (bwd_state_split 2; 4 likewise; 1 at dstate >= 32 with more than 16384 channels:
 //         0.83x / 0.90x split 2's backward time at dstate 32 / 64, 2026-12-02-s13/), walking
-//         two states at once (bwd_state_interleave 2; so too at dstate 16 where one thread a
-//         channel fills 7 warps an SM or more, and at dstate 16 with 16384 channels or fewer in
-//         time segments filling two waves of 8 warps an SM: 2026-12-03-s18/); where four threads per channel still fill less than
+//         two states at once (bwd_state_interleave 2; so too at dstate 16 with more than 16384
+//         channels, 2026-12-03-s18/ and 2026-12-04-s19/call3/, and at dstate 16 with 16384
+//         channels or fewer in time segments filling two waves of 8 warps an SM:
+//         2026-12-03-s18/); where four threads per channel still fill less than
 //         3/4 of concurrency / 4 (what the 128-register cap keeps resident: batch·dim = 8192 on
 //         the H200), two threads per channel and both passes in min(16, ⌊concurrency / 4 /
 //         (2·batch·dim)⌋) time segments (fwd_time_segments, bwd_time_segments); chunk_len 8 (the side-by-side H200 runs in

@@ -739,6 +739,7 @@ TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
 TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
   struct Shape4 { std::int64_t b, d, n, l; };
   for (const auto& s : {Shape4{8, 4096, 16, 2048}, Shape4{2, 4096, 16, 8192}, Shape4{16, 1536, 16, 1024}, Shape4{8, 2048, 16, 2048},
+                        Shape4{4, 5120, 16, 4096},
                         Shape4{8, 4096, 64, 2048}, Shape4{8, 4096, 32, 2048}, Shape4{1, 1024, 16, 4096},
                         Shape4{1, 512, 16, 4096}, Shape4{1, 2048, 16, 8192}}) {
     SelectiveScanProblem p = problem(s.b, s.d, s.n, s.l);
@@ -761,14 +762,13 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
         if (segmented) EXPECT_EQ(h.state_split, 2) << s.b << "x" << s.d;
       }
       EXPECT_EQ(h.fwd_time_segments > 1, channels <= 8192) << h.to_json().dump();
-      // the backward: one thread per channel walking two states at once at dstate 32 and 64 where
-      // channels are many and at dstate 16 where one thread a channel fills 7 warps an SM (132
-      // SMs), and at dstate 16 where channels are few (16384 or fewer) in time segments filling
-      // two waves of 8 warps an SM (at most 16); else two threads a channel at dstate 16, four at
-      // 16384 channels at dstate 32 and 64, two in the forward's time segments below (as measured
-      // on the H200)
+      // the backward: one thread per channel walking two states at once from dstate 16 where
+      // channels are many (more than 16384), and at dstate 16 where channels are few (16384 or
+      // fewer) in time segments filling two waves of 8 warps an SM (at most 16); else four threads
+      // a channel at 16384 channels at dstate 32 and 64, two in the forward's time segments below
+      // (as measured on the H200)
       const bool few = channels <= 16384;
-      const bool many_one = !few && (s.n >= 32 || channels >= 7 * 32 * 132), few_one = few && s.n == 16;
+      const bool many_one = !few && s.n >= 16, few_one = few && s.n == 16;
       EXPECT_EQ(h.bwd_state_split, many_one || few_one ? 1 : segmented ? 2 : few ? 4 : 2) << h.to_json().dump();
       EXPECT_EQ(h.bwd_state_interleave, many_one || few_one ? 2 : 1) << h.to_json().dump();
       if (kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
