@@ -35,13 +35,13 @@ namespace detail {
 // state's adjoint walked back from zero over its segment, g ← (g + C·dy)·exp(dt·A) as below, and
 // the segment's Π exp(dt·A)), applied to dlast_state from the last segment down; each segment's
 // dA, dD, ddelta_bias are partials of their own (segment-major, summed in order).
-// Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
 // An int given at run time or as std::integral_constant (whose own conversion is host-only
 // under nvcc: "calling a constexpr __host__ function from a __host__ __device__ function").
 KOKKOS_FORCEINLINE_FUNCTION constexpr int int_value(int v) { return v; }
 template <int N>
 KOKKOS_FORCEINLINE_FUNCTION constexpr int int_value(std::integral_constant<int, N>) { return N; }
 
+// Per-step sums of one chunk (dB or dC, or a team's partial of them) from state 0, step t0.
 struct StepSums {
   float* base;
   index_t state_stride, step_stride;
@@ -133,9 +133,11 @@ struct BackwardTiled {
       adjoint[i * T] = g;
       dA_sum[i * T] = kSummary ? 1.0f : 0.0f;
     }
-    // The state loop's first iteration reads the other contribution block (and stores nothing):
-    // zeros, not whatever an earlier team left, in the team's first chunk.
-    for (index_t q = thread; q < 2 * bs.contrib_block; q += T) base[bs.contrib + q] = 0.0f;
+    // The interleaved state loop's first iteration at 32-row teams reads the other contribution
+    // block (and stores nothing): zeros, not whatever an earlier team left, in the team's first
+    // chunk. No other form reads a block before writing it.
+    if (!kSummary && kI > 1)
+      for (index_t q = thread; q < 2 * bs.contrib_block; q += T) base[bs.contrib + q] = 0.0f;
     const float bias = p.has_delta_bias ? dm::load_readonly(p.delta_bias + d) : 0.0f;
     const float D_d = p.has_D ? dm::load_readonly(p.D + d) : 0.0f;
     const float* const A_row = p.A + d * p.dstate;
@@ -243,12 +245,14 @@ struct BackwardTiled {
         const auto block_of = [&](const int iteration) {
           return base + bs.contrib + ((iteration / kI) & 1) * bs.contrib_block;
         };
+        // this part's column c of an iteration's block (see `block` below)
+        const auto column_of = [&](const int iteration, const int c) {
+          return block_of(iteration) + (part * kI * 2 * kK + c) * Pc;
+        };
         // Teams of other shapes: the sums of iteration `done` at once, a column at a time.
         const auto sum_and_store = [&](const int done) {
-          for (int c = row; c < kI * 2 * kK; c += R) {
-            const float* const column = block_of(done) + (part * kI * 2 * kK + c) * Pc;
-            store_sum(done, c, R == 32 ? column_sum<32>(column, 32) : column_sum<0>(column, R));
-          }
+          for (int c = row; c < kI * 2 * kK; c += R)
+            store_sum(done, c, R == 32 ? column_sum<32>(column_of(done, c), 32) : column_sum<0>(column_of(done, c), R));
         };
         for (int i = 0; i < M; i += kI) {
           float A_n[kI], h_start[kI];
@@ -281,7 +285,7 @@ struct BackwardTiled {
           if constexpr (kRows32) {
             SCANLAB_UNROLL
             for (int q = 0; q < kColumnsPerThread; ++q) {
-              previous[q] = column_sum<32>(block_of(i - kI) + (part * kI * 2 * kK + row + 32 * q) * Pc, 32);
+              previous[q] = column_sum<32>(column_of(i - kI, row + 32 * q), 32);
               dm::compute_here(previous[q]);
             }
           }
@@ -333,7 +337,7 @@ struct BackwardTiled {
           // ranks) a warp sync orders them and the other parts go on. The blocks alternate by
           // iteration: the next iteration sums this block while it writes the other, and a block
           // is rewritten only after the sync that follows its sums. The chunk's last block is summed
-          // here; the next chunk's first writes come after the team barrier that starts it.
+          // after the loop; the next chunk's first writes come after the team barrier that starts it.
           if constexpr (kRows32) {
             if (i > 0) {
               SCANLAB_UNROLL
