@@ -196,6 +196,16 @@ struct Params {
   KOKKOS_INLINE_FUNCTION index_t forward_segment(index_t b, index_t segment, index_t n, index_t d) const {
     return ((b * fwd_segments + segment) * dstate + n) * dim + d;
   }
+  // The state where forward segment `segment` starts: the one before the sequence (initial_state,
+  // else zero) carried through the earlier segments' summaries, first first.
+  KOKKOS_INLINE_FUNCTION float segment_start_state(index_t b, index_t segment, index_t n, index_t d) const {
+    float h = has_initial_state ? device_math::load_readonly(initial_state + state(b, d, n)) : 0.0f;
+    for (index_t earlier = 0; earlier < segment; ++earlier) {
+      const index_t at = forward_segment(b, earlier, n, d);
+      h = segment_state_decay[at] * h + segment_state[at];
+    }
+    return h;
+  }
   KOKKOS_INLINE_FUNCTION index_t step_partial(index_t b, index_t g, index_t tile, index_t n, index_t t) const {
     return (((b * groups + g) * bwd_tiles + tile) * dstate + n) * seqlen + t;
   }
@@ -915,13 +925,7 @@ struct ForwardTiled {
         decay[i] = 1.0f;
         h[i] = 0.0f;  // the summary pass starts from zero
         if (kSummary) continue;
-        h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
-        if constexpr (kSegmented) {
-          for (index_t earlier = 0; earlier < segment; ++earlier) {  // the segments before this one, first first
-            const index_t at = p.forward_segment(w.b, earlier, n, d);
-            h[i] = p.segment_state_decay[at] * h[i] + p.segment_state[at];
-          }
-        }
+        h[i] = p.segment_start_state(w.b, segment, n, d);
       }
       float A2_lo = A2[0], A2_hi = A2[0];  // the range of this thread's decay rates
       SCANLAB_UNROLL

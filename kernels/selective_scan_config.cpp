@@ -255,8 +255,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "fwd_time_segments: tiled's forward splits time into up to this many segments of whole tiles and chunks run "
       "in parallel (a summary pass gives each its start state); 1 otherwise",
       "direct_io: tiled's forward with each thread moving its own channel's u, delta, z and output in registers, "
-      "only B, C through team tiles (1; needs state_split 1 or 2, fwd_time_segments 1), or everything through "
-      "team tiles (0); 0 otherwise",
+      "only B, C through team tiles (1; needs state_split 1 or 2), or everything through team tiles (0); 0 "
+      "otherwise",
   };
 }
 
@@ -466,9 +466,9 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("direct_io must be 0 or 1, got " + std::to_string(direct_io));
   else if (direct_io == 1 && impl != "tiled")
     why.push_back("direct_io is a form of tiled's forward: it must be 0 for " + impl);
-  else if (direct_io == 1 && ((state_split != 1 && state_split != 2) || fwd_time_segments != 1))
-    why.push_back("direct_io runs one or two threads per channel over the whole sequence: it needs state_split 1 "
-                  "or 2 and fwd_time_segments 1");
+  else if (direct_io == 1 && state_split != 1 && state_split != 2)
+    why.push_back("direct_io runs one or two threads per channel: it needs state_split 1 or 2, got " +
+                  std::to_string(state_split));
   else if (direct_io == 1 && p.seqlen > INT_MAX)
     why.push_back("direct_io counts a channel's steps in 32 bits: seqlen must be below 2^31, got " +
                   std::to_string(p.seqlen));
@@ -727,8 +727,13 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // against 0.400 (0.325), (8,2048,16,2048) 0.482 against 0.553 (0.476: a tie). At dstate
       // 32 and 64 one thread a channel (two spill 32 states a thread under the 128-register
       // cap: (8,4096,64,2048) 1.727 against 2.529 ms in 2026-12-03-s17/call1/); below dstate 16
-      // only where four threads per channel would run (nothing else measured there).
-      if (!segmented && (few_channels || c.dstate_static >= 16)) {
+      // only where four threads per channel would run (nothing else measured there). In time
+      // segments at dstate 16 too, two threads a channel (teams of 64, 32 channels), the segments
+      // as for the staged forward: at (2,4096,16,8192) in 4 segments 1.141 ms against 1.460 /
+      // 1.480 for the staged forward there; one thread a channel 1.174 / 1.170 in 4 segments, 1.191
+      // in 8 (reports/results/h200/2026-12-04-s20/call1/, one call; speed-notes §36). Segments did
+      // not pay where the rule runs none (16384-32768 channels: 1.07-1.6x slower there).
+      if ((!segmented && (few_channels || c.dstate_static >= 16)) || (segmented && c.dstate_static == 16)) {
         const bool two = c.dstate_static == 16 && channels < 7 * 32 * sms;
         c.direct_io = 1;
         c.state_split = two ? 2 : 1;
@@ -872,12 +877,20 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         }
       }
     }
-    if (heuristic.impl == "tiled") {  // the forward's time segments likewise
+    if (heuristic.impl == "tiled") {  // the forward's time segments likewise, staged and direct_io
       for (int segments : {1, 2, 4, 8}) {
         SelectiveScanConfig c = heuristic;
         c.fwd_time_segments = segments;
-        if (segments > 1) c.direct_io = 0;  // direct_io walks the whole sequence
         add(c);
+        for (int split : {1, 2}) {  // direct_io's shapes in the rule: one thread a channel, or two
+          if (spec % split != 0) continue;
+          c.direct_io = 1;
+          c.state_split = split;
+          c.channels_per_team = split == 2 ? 32 : int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
+          c.team_size = c.channels_per_team * split;
+          c.time_tile = 32;
+          add(c);
+        }
       }
     }
     if (heuristic.impl == "tiled" && p.with_backward) {

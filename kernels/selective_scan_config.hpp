@@ -97,7 +97,7 @@ struct SelectiveScanConfig {
                                // run in parallel, each from its start state (a summary pass
                                // first); 1 for the other implementations
   int direct_io = 0;           // "tiled" forward: 1 has each thread (one or two per channel:
-                               // state_split 1 or 2, fwd_time_segments 1) read its channel's u,
+                               // state_split 1 or 2; in time segments too) read its channel's u,
                                // delta, z straight into registers in 4-step blocks and write its
                                // outputs the same way, only per-step B and C passing through team
                                // tiles; 0 moves every input and the output through team tiles; 0
@@ -145,7 +145,8 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         segments from dstate 16 (or with four threads per channel), direct_io instead (B and
 //         C tiles of 32 steps; one thread per channel, teams of min(128, cpg↑), or at dstate 16
 //         where one thread a channel fills fewer than 7 warps an SM two, teams of 64 threads
-//         and 32 channels: 2026-12-03-s17/call2/);
+//         and 32 channels: 2026-12-03-s17/call2/); so too at dstate 16 in time segments (two
+//         threads a channel, the same segments: 2026-12-04-s20/call1/);
 //     otherwise with a backward: "chunked", forward teams of min(128, cpg↑), backward teams of
 //         min(64, cpg↑), chunk_len 8;
 //     otherwise forward only, batch·dim >= 16384: "sequential", teams of min(64, cpg↑);

@@ -4,13 +4,19 @@
 // the CUDA forward unit takes ~15 minutes on two cores, this one a few.
 //
 // kS threads per channel (1 or 2; thread = row·kS + part, part owning the kM consecutive states
-// from part·kM, as in the staged forward), no time segments, the states in registers. Only the
+// from part·kM, as in the staged forward), the states in registers. Only the
 // per-step B and C pass through team scratch (double-buffered step-major tiles shared by the
 // team's channels, filled one tile ahead, one barrier a tile). Each thread reads its channel's
 // inputs straight into registers in blocks of 4 steps (the next block's loads in flight while this
 // one computes) and writes its outputs the same way: no input or output tile and no pass over
 // scratch per element (the staged forward spends ~60% of its instructions there:
 // reports/speed-notes.md §9, §16, §22).
+//
+// Time segments (fwd_time_segments, where the channels alone leave the device idle) as in the
+// staged forward: a summary pass (each segment but the last walked from a zero state, with the
+// decays' product and no output: no z is read) and then every segment walked from the start
+// state carried to it through the earlier summaries (Params::segment_start_state). The summaries
+// are the staged forward's bits, so the outputs stay bitwise the staged forward's in segments too.
 //
 // With two threads a channel (twice the warps of one, speed-notes §28-§29) the per-step work is
 // split, not repeated: part q owns steps [2q, 2q + 2) of each block. It loads raw delta and z of
@@ -40,9 +46,10 @@
 namespace scanlab::kernels {
 namespace detail {
 
-template <class Space, int kN, int kS, bool kSfuActivations, bool kVec>
+template <class Space, int kN, int kS, bool kSfuActivations, bool kVec, TimeSegments kSegments = TimeSegments::whole>
 struct ForwardDirect {
   using Act = Activations<kSfuActivations>;
+  static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
   static_assert(kS == 1 || kS == 2, "direct_io runs one or two threads per channel");
   static_assert(kN % kS == 0, "the states split evenly between a channel's threads");
   static constexpr int kM = kN / kS;    // states per thread
@@ -75,14 +82,14 @@ struct ForwardDirect {
       if constexpr (kOwn == 4) {
         const streaming::Float4 d = load4(r.delta + t);
         b.raw[0] = d.x; b.raw[1] = d.y; b.raw[2] = d.z; b.raw[3] = d.w;
-        if (p.has_z) {
+        if (p.has_z && !kSummary) {  // the summary pass has no y to gate
           const streaming::Float4 z = load4(r.z + t);
           b.z[0] = z.x; b.z[1] = z.y; b.z[2] = z.z; b.z[3] = z.w;
         }
       } else {
         const streaming::Float2 d = streaming::load2(r.delta + t + own);
         b.raw[0] = d.x; b.raw[1] = d.y;
-        if (p.has_z) {
+        if (p.has_z && !kSummary) {
           const streaming::Float2 z = streaming::load2(r.z + t + own);
           b.z[0] = z.x; b.z[1] = z.y;
         }
@@ -95,7 +102,7 @@ struct ForwardDirect {
     for (int i = 0; i < kOwn; ++i) {
       const bool here = own + i < n;
       b.raw[i] = here ? dm::load_readonly(r.delta + index_t(t + own + i) * r.step) : 0.0f;
-      b.z[i] = here && p.has_z ? dm::load_readonly(r.z + index_t(t + own + i) * r.step) : 0.0f;
+      b.z[i] = here && p.has_z && !kSummary ? dm::load_readonly(r.z + index_t(t + own + i) * r.step) : 0.0f;
     }
   }
 
@@ -112,7 +119,7 @@ struct ForwardDirect {
     if (silu_gate) {
       SCANLAB_UNROLL
       for (int i = 0; i < kOwn; ++i) b.z[i] = Act::gate(GateActivation::silu, b.z[i]).act;
-    } else if (p.has_z) {
+    } else if (p.has_z && !kSummary) {
       with_gate_kind(p.gate, [&](const auto gate) {
         SCANLAB_UNROLL
         for (int i = 0; i < kOwn; ++i) b.z[i] = Act::gate(decltype(gate)::value, b.z[i]).act;
@@ -195,18 +202,24 @@ struct ForwardDirect {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     namespace dm = device_math;
-    using Empty = float[kM];  // the summary pass's decays: unused here
     const TiledScratch& ts = p.tiled_scratch;
     const TileBuffers& s = ts.in;
-    const TeamWork w = team_work(team.league_rank(), 1, p.fwd_tiles, p.groups);
+    // The team's time segment: steps [seg_begin, seg_end), whole tiles, chunks and 4-step blocks
+    // (the workspace layout's fwd_segment_len); nothing needs the last segment's summary.
+    const index_t segments_here = kSegmented ? (kSummary ? p.fwd_segments - 1 : p.fwd_segments) : 1;
+    const TeamWork w = team_work(team.league_rank(), segments_here, p.fwd_tiles, p.groups);
+    const index_t segment = kSegmented ? w.chunk : 0;
+    const int L = int(p.seqlen);
+    const int seg_begin = kSegmented ? int(segment * p.fwd_segment_len) : 0;
+    const int seg_end = kSegmented ? int(min_index(L, seg_begin + p.fwd_segment_len)) : L;
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
     float* const swap_slots = kS > 1 ? base + ts.out : nullptr;  // the host's swap_with_partner
     const int thread = team.team_rank(), R = int(p.team_size) / kS, passes = int(p.channels_per_team) / R;
     const int row = thread / kS, part = thread % kS, own = part * kOwn;
     if (kS > 1 && !dm::whole_warps(team)) Kokkos::abort("scanlab direct_io: two threads a channel need teams of whole warps");
-    const bool silu_gate = p.has_z && p.gate == GateActivation::silu;
+    const bool silu_gate = p.has_z && p.gate == GateActivation::silu && !kSummary;
     const index_t first_state = index_t(part) * kM;
-    const int L = int(p.seqlen), full_len = int(min_index(p.time_tile, L));
+    const int full_len = int(min_index(p.time_tile, seg_end - seg_begin));
     const unsigned full_bc = bc_steps_inner(p, full_len);
     const TeamWalk full_walk(team, full_bc > 0 ? full_bc : 1u);  // (guards the division where L = 0)
     for (int pass = 0; pass < passes; ++pass) {
@@ -218,15 +231,16 @@ struct ForwardDirect {
       // valid channel's inputs, storing nothing); one alone skips them.
       const bool walks = kS > 1 || active;
       const index_t d = w.g * p.channels_per_group + first + (active ? row : 0);
-      float h[kM], A2[kM];
-      Empty decay;
+      // decay: the summary pass's running products of the decays (unused otherwise)
+      float h[kM], A2[kM], decay[kM];
       float A2_max = 0.0f;  // the largest |A·log2 e| of this thread's states
       SCANLAB_UNROLL
       for (int i = 0; i < kM; ++i) {
         const index_t n = first_state + i;
         A2[i] = dm::load_readonly(p.A + d * p.dstate + n) * 1.4426950408889634f;  // exp(dt·A) = 2^(dt·A·log2 e)
         A2_max = fmaxf(A2_max, fabsf(A2[i]));
-        h[i] = p.has_initial_state ? dm::load_readonly(p.initial_state + p.state(w.b, d, n)) : 0.0f;
+        decay[i] = 1.0f;
+        h[i] = kSummary ? 0.0f : p.segment_start_state(w.b, segment, n, d);  // the summary starts from zero
       }
       SCANLAB_UNROLL
       for (int i = 0; i < kM; ++i)
@@ -236,27 +250,29 @@ struct ForwardDirect {
       const index_t row_at = p.seq(w.b, d, 0);
       const Row r{p.u + row_at, p.delta + row_at, p.has_z ? p.z + row_at : nullptr, p.out + row_at,
                   p.st.seq_time};
-      int next_save = p.save_chunk_states ? 0 : L + 1;  // the next chunk start, saved for the backward
+      // the next chunk start, saved for the backward (segments start at chunk starts)
+      int next_save = p.save_chunk_states && !kSummary ? seg_begin : seg_end + 1;
 
-      issue_bc(team, full_walk, base, w.b, w.g, 0, full_len);
+      issue_bc(team, full_walk, base, w.b, w.g, seg_begin, full_len);
       Block next{};
-      if (walks) load_block(r, 0, L < 4 ? L : 4, own, next);
+      if (walks) load_block(r, seg_begin, seg_end - seg_begin < 4 ? seg_end - seg_begin : 4, own, next);
       int buf = 0;
-      for (int t0 = 0; t0 < L;) {
-        const int t1 = t0 + p.time_tile < L ? t0 + int(p.time_tile) : L, len = t1 - t0;
+      for (int t0 = seg_begin; t0 < seg_end;) {
+        const int t1 = t0 + p.time_tile < seg_end ? t0 + int(p.time_tile) : seg_end, len = t1 - t0;
         // this thread's states of step 0 of the tile (the shared-window pointer stays 32-bit)
         const float* const B_tile = base + buf * s.buffer + s.B + first_state;
         const float* const C_tile = base + buf * s.buffer + s.C + first_state;
         dm::async_copy_wait<0>();
         team.team_barrier();  // tile t0's B and C have landed; every thread is done with the other buffer
-        if (t1 < L) issue_bc(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, t1, min_index(p.time_tile, L - t1));
+        if (t1 < seg_end)
+          issue_bc(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, t1, min_index(p.time_tile, seg_end - t1));
         if (walks) {
           for (int k = 0; k < len; k += 4) {
             const int t = t0 + k, n = len - k < 4 ? len - k : 4;
             Block cur = next;
             // the next block's loads fly while this one computes (the tile's end does not stop them)
             const int t_next = k + 4 < len ? t + 4 : t1;
-            if (t_next < L) load_block(r, t_next, L - t_next < 4 ? L - t_next : 4, own, next);
+            if (t_next < seg_end) load_block(r, t_next, seg_end - t_next < 4 ? seg_end - t_next : 4, own, next);
             prepare(cur, bias, silu_gate);
             float dt[4];
             block_dt(team, swap_slots, part, cur, dt);
@@ -269,9 +285,9 @@ struct ForwardDirect {
               // (almost never: then it keeps subnormals for the whole block)
               const float dt_max = fmaxf(fmaxf(fabsf(dt[0]), fabsf(dt[1])), fmaxf(fabsf(dt[2]), fabsf(dt[3])));
               if (exp2_products_stay_normal(dt_max, A2_max))
-                state_steps<kM, 4, kBcStep, true, false>(Bk, Ck, cur.x, dt, h, A2, decay, y);
+                state_steps<kM, 4, kBcStep, true, kSummary>(Bk, Ck, cur.x, dt, h, A2, decay, y);
               else
-                state_steps<kM, 4, kBcStep, false, false>(Bk, Ck, cur.x, dt, h, A2, decay, y);
+                state_steps<kM, 4, kBcStep, false, kSummary>(Bk, Ck, cur.x, dt, h, A2, decay, y);
             } else {  // a short block (the sequence's or a tile's end) or a chunk start inside it
               SCANLAB_UNROLL
               for (int j = 0; j < 4; ++j) {
@@ -279,10 +295,11 @@ struct ForwardDirect {
                 save_chunk_state(w.b, d, first_state, active, t + j, h, next_save);
                 const float x1[1] = {cur.x[j]}, dt1[1] = {dt[j]};
                 float y1[1];
-                state_steps<kM, 1, kBcStep, false, false>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
+                state_steps<kM, 1, kBcStep, false, kSummary>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
                 y[j] = y1[0];
               }
             }
+            if (kSummary) continue;  // no outputs: the segment's end state and decay product only
             float v[kOwn];
             finish(team, swap_slots, part, cur, D_d, y, v);
             if (active) store(r, t, n, own, v);
@@ -291,7 +308,14 @@ struct ForwardDirect {
         t0 = t1;
         buf ^= 1;
       }
-      if (active) {
+      if (active && kSummary) {
+        SCANLAB_UNROLL
+        for (int i = 0; i < kM; ++i) {
+          const index_t at = p.forward_segment(w.b, segment, first_state + i, d);
+          p.segment_state[at] = h[i];
+          p.segment_state_decay[at] = decay[i];
+        }
+      } else if (active && seg_end == L) {
         SCANLAB_UNROLL
         for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, first_state + i)] = h[i];
       }
@@ -327,15 +351,27 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
   auto launch = [&](auto dstate, auto split, auto sfu, auto vec) {
     constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
     if constexpr (kN > 0 && kS <= 2 && kN % kS == 0) {
-      using Functor = ForwardDirect<Space, kN, kS, decltype(sfu)::value, decltype(vec)::value>;
+      constexpr bool kSfu = decltype(sfu)::value, kVec = decltype(vec)::value;
       constexpr int kWarpsPerSm = kS == 1 ? 8 : 16;  // what DirectForwardBounds<kS> leaves room for
-      fit_l1_carveout<Functor, DirectForwardBounds<kS>, Space>("selective_scan direct_io", q.team_size,
-                                                               q.tiled_scratch.total, kWarpsPerSm, false);
-      Kokkos::parallel_for("scanlab::selective_scan_forward_tiled_direct",
-                           team_policy<Space, DirectForwardBounds<kS>>(space, teams, q.team_size, 0, q.tiled_scratch.total),
-                           Functor{q});
-      fit_l1_carveout<Functor, DirectForwardBounds<kS>, Space>("selective_scan direct_io", q.team_size,
-                                                               q.tiled_scratch.total, kWarpsPerSm, true);
+      auto run = [&](const char* label, index_t league, auto functor) {
+        using Functor = decltype(functor);
+        fit_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(label, q.team_size, q.tiled_scratch.total,
+                                                                 kWarpsPerSm, false);
+        Kokkos::parallel_for(label, team_policy<Space, DirectForwardBounds<kS>>(space, league, q.team_size, 0,
+                                                                                 q.tiled_scratch.total),
+                             functor);
+        fit_l1_carveout<Functor, DirectForwardBounds<kS>, Space>(label, q.team_size, q.tiled_scratch.total,
+                                                                 kWarpsPerSm, true);
+      };
+      using Seg = TimeSegments;
+      if (q.fwd_segments > 1) {  // every segment after the first needs its start state
+        run("scanlab::selective_scan_forward_direct_segment_summary", teams * (q.fwd_segments - 1),
+            ForwardDirect<Space, kN, kS, kSfu, kVec, Seg::summary>{q});
+        run("scanlab::selective_scan_forward_direct_segments", teams * q.fwd_segments,
+            ForwardDirect<Space, kN, kS, kSfu, kVec, Seg::walk>{q});
+      } else {
+        run("scanlab::selective_scan_forward_tiled_direct", teams, ForwardDirect<Space, kN, kS, kSfu, kVec>{q});
+      }
     } else {  // invalid_reason() refuses it first; a clear error all the same
       throw std::invalid_argument("selective_scan direct_io: needs a state_split of 1 or 2 dividing dstate_static");
     }

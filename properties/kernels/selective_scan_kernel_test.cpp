@@ -216,6 +216,24 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
         all.push_back(direct);
       }
     }
+    // ... and in time segments (each walk from the start state its summary pass carries to it):
+    // one thread a channel in three segments of uneven tile counts over tiles of 4; two threads a
+    // channel with the SFU forms in segments of one tile each (more asked for than there are).
+    {
+      SelectiveScanConfig direct = make("tiled", spec, 4, 1, 4, 8, 1, 1, 0);
+      direct.direct_io = 1;
+      direct.fwd_time_segments = 3;
+      all.push_back(direct);
+      if (spec % 2 == 0) {
+        const bool cuda = backend == BackendKind::cuda;
+        direct = make("tiled", spec, cuda ? 32 : 2, cuda ? 64 : 4, 8, 8, 1, 1, 0);
+        direct.direct_io = 1;
+        direct.state_split = 2;
+        direct.fast_activations = 1;
+        direct.fwd_time_segments = 64;
+        all.push_back(direct);
+      }
+    }
   }
   const auto limits = kernels::selective_scan_backend_limits(backend);
   std::vector<SelectiveScanConfig> valid;
@@ -263,6 +281,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   std::set<int> static_seen, team_sizes_seen, splits_seen, bwd_splits_seen, fast_activations_seen;
   int segmented_backwards = 0, segmented_forwards = 0;  // runs in more than one time segment
   int direct_forwards = 0, split_direct_forwards = 0;  // tiled with direct_io; with two threads a channel
+  int segmented_direct_forwards = 0;                    // direct_io in more than one time segment
   std::set<int> interleaves_seen;  // tiled backward's states walked together
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
@@ -288,6 +307,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         if (layout.fwd_segments > 1) ++segmented_forwards;
         if (config.direct_io == 1) ++direct_forwards;
         if (config.direct_io == 1 && config.state_split == 2) ++split_direct_forwards;
+        if (config.direct_io == 1 && layout.fwd_segments > 1) ++segmented_direct_forwards;
         ++runs;
       }
     }
@@ -308,6 +328,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   EXPECT_GE(segmented_forwards, 10) << "tiled's forward in time segments must run";
   EXPECT_GE(direct_forwards, 10) << "tiled's forward with direct_io must run";
   if (widest >= 2) EXPECT_GE(split_direct_forwards, 5) << "direct_io with two threads per channel must run";
+  EXPECT_GE(segmented_direct_forwards, 10) << "direct_io in time segments must run";
   EXPECT_GT(runs, 100);
 }
 
@@ -409,9 +430,10 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
 // the shares added in part order), so on the host (where no compiler contracts differently
 // between the two kernels) every output and gradient is the same bits, including the chunk-start
 // states the backward reads. Tiles of 4, 6 and 64 steps put the blocks' ends and chunk starts
-// everywhere in a block.
+// everywhere in a block; in three time segments the summary passes and the carried start states
+// must agree too.
 TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
-  int compared = 0, compared_split = 0;  // all, and with two threads per channel
+  int compared = 0, compared_split = 0, compared_segmented = 0;  // all; two threads a channel; in segments
   for (const Case& c : cases()) {
     const int spec = static_dstate_of(c.p);
     if (spec == 0 || !c.p.B_per_step || !c.p.C_per_step || !c.p.has_D) continue;
@@ -420,28 +442,32 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
       if (backend == BackendKind::cuda) continue;
       for (int tile : {4, 6, 64}) {
         for (int split : {1, 2}) {
-          if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
-          SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
-          staged.time_tile = tile;
-          staged.chunk_len = 8;
-          staged.state_split = split;
-          staged.team_size = split;  // one channel a pass (the host heuristic's teams are one thread)
-          staged.fwd_time_segments = 1;
-          staged.direct_io = 0;
-          SelectiveScanConfig direct = staged;
-          direct.direct_io = 1;
-          if (staged.team_size > kernels::selective_scan_backend_limits(backend).max_team_size) continue;
-          if (!staged.invalid_reason(c.p, backend).empty() || !direct.invalid_reason(c.p, backend).empty()) continue;
-          const std::string where = describe(c, backend, direct);
-          expect_bitwise_equal(kernels::run_selective_scan(c.p, inputs, backend, staged),
-                               kernels::run_selective_scan(c.p, inputs, backend, direct), where);
-          ++compared;
-          if (split == 2) ++compared_split;
+          for (int segments : {1, 3}) {
+            if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
+            SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
+            staged.time_tile = tile;
+            staged.chunk_len = 8;
+            staged.state_split = split;
+            staged.team_size = split;  // one channel a pass (the host heuristic's teams are one thread)
+            staged.fwd_time_segments = segments;
+            staged.direct_io = 0;
+            SelectiveScanConfig direct = staged;
+            direct.direct_io = 1;
+            if (staged.team_size > kernels::selective_scan_backend_limits(backend).max_team_size) continue;
+            if (!staged.invalid_reason(c.p, backend).empty() || !direct.invalid_reason(c.p, backend).empty()) continue;
+            const std::string where = describe(c, backend, direct);
+            expect_bitwise_equal(kernels::run_selective_scan(c.p, inputs, backend, staged),
+                                 kernels::run_selective_scan(c.p, inputs, backend, direct), where);
+            ++compared;
+            if (split == 2) ++compared_split;
+            if (kernels::selective_scan_workspace_layout(c.p, direct).fwd_segments > 1) ++compared_segmented;
+          }
         }
       }
     }
   }
   EXPECT_GE(compared, 20);
+  EXPECT_GE(compared_segmented, 10) << "direct_io in time segments must be compared";
   int widest = 1;
   for (BackendKind backend : kernel_backends())
     widest = std::max(widest, kernels::selective_scan_backend_limits(backend).max_team_size);
@@ -653,9 +679,8 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.channels_per_team = 2; c.team_size = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "team_size must be a multiple of 32, got 4"));
     EXPECT_EQ(reason(c, BackendKind::openmp).find("multiple of 32"), std::string::npos);
     c.state_split = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "needs state_split 1 or 2"));
-    c.state_split = 1; c.channels_per_team = c.team_size = 32; c.fwd_time_segments = 2;
-    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "fwd_time_segments 1"));
-    c.fwd_time_segments = 1; EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.state_split = 1; c.channels_per_team = c.team_size = 32; EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.fwd_time_segments = 2; EXPECT_EQ(reason(c, BackendKind::cuda), "");  // in time segments too
     SelectiveScanProblem long_one = p; long_one.seqlen = std::int64_t(1) << 31; long_one.with_backward = false;
     EXPECT_TRUE(contains(c.invalid_reason(long_one, BackendKind::cuda), "seqlen must be below 2^31")); }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
@@ -777,9 +802,10 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
         EXPECT_EQ(h.bwd_time_segments, few_one ? std::min<std::int64_t>(16, two_waves) : h.fwd_time_segments) << h.to_json().dump();
       }
       // each thread moving its own inputs in registers wherever the forward runs without time
-      // segments (dstate 16 to 64 here), as measured on the H200: two threads a channel (teams of
-      // 64) at dstate 16 where one fills fewer than 7 warps an SM (132 SMs), else one
-      EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 ? 1 : 0) << h.to_json().dump();
+      // segments (dstate 16 to 64 here), and at dstate 16 in time segments, as measured on the
+      // H200: two threads a channel (teams of 64) at dstate 16 where one fills fewer than 7 warps
+      // an SM (132 SMs; so wherever segments run), else one
+      EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 || s.n == 16 ? 1 : 0) << h.to_json().dump();
       if (h.direct_io == 1) {
         const bool two = s.n == 16 && channels < 7 * 32 * 132;
         EXPECT_EQ(h.state_split, two ? 2 : 1) << h.to_json().dump();
