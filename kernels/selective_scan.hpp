@@ -704,6 +704,26 @@ KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) 
   }
 }
 
+// Where a forward thread's walk ends: the summary pass keeps its kM states from first_state and
+// their decay products for the segments after it; the walk that ends the sequence (the whole
+// sequence, or its last segment) leaves them in last_state.
+template <int kM>
+KOKKOS_FORCEINLINE_FUNCTION void store_walk_end(const Params& p, bool summary, bool ends_sequence, index_t b,
+                                                index_t segment, index_t first_state, index_t d, const float (&h)[kM],
+                                                const float (&decay)[kM]) {
+  if (summary) {
+    SCANLAB_UNROLL
+    for (int i = 0; i < kM; ++i) {
+      const index_t at = p.forward_segment(b, segment, first_state + i, d);
+      p.segment_state[at] = h[i];
+      p.segment_state_decay[at] = decay[i];
+    }
+  } else if (ends_sequence) {
+    SCANLAB_UNROLL
+    for (int i = 0; i < kM; ++i) p.last_state[p.state(b, d, first_state + i)] = h[i];
+  }
+}
+
 // kJ consecutive steps of one thread's kM states (registers), the tiled forwards' inner loop: x and
 // dt of each step in registers, B and C of step j at Bk + j·kBcStep and Ck + j·kBcStep (step-major
 // team tiles; the thread's consecutive states at compile-time offsets, kStateRead-float reads).
@@ -989,17 +1009,7 @@ struct ForwardTiled {
         t0 = t1;
         buf ^= 1;
       }
-      if (active && kSummary) {
-        SCANLAB_UNROLL
-        for (int i = 0; i < kM; ++i) {
-          const index_t at = p.forward_segment(w.b, segment, first_state + i, d);
-          p.segment_state[at] = h[i];
-          p.segment_state_decay[at] = decay[i];
-        }
-      } else if (active && (!kSegmented || seg_end == p.seqlen)) {
-        SCANLAB_UNROLL
-        for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, first_state + i)] = h[i];
-      }
+      if (active) store_walk_end<kM>(p, kSummary, !kSegmented || seg_end == p.seqlen, w.b, segment, first_state, d, h, decay);
       team.team_barrier();  // the last tile is stored before the next pass refills buffer 0
     }
   }

@@ -308,17 +308,7 @@ struct ForwardDirect {
         t0 = t1;
         buf ^= 1;
       }
-      if (active && kSummary) {
-        SCANLAB_UNROLL
-        for (int i = 0; i < kM; ++i) {
-          const index_t at = p.forward_segment(w.b, segment, first_state + i, d);
-          p.segment_state[at] = h[i];
-          p.segment_state_decay[at] = decay[i];
-        }
-      } else if (active && seg_end == L) {
-        SCANLAB_UNROLL
-        for (int i = 0; i < kM; ++i) p.last_state[p.state(w.b, d, first_state + i)] = h[i];
-      }
+      if (active) store_walk_end<kM>(p, kSummary, seg_end == L, w.b, segment, first_state, d, h, decay);
       team.team_barrier();  // every thread is done with the last tile before the next pass refills buffer 0
     }
   }
