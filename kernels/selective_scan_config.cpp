@@ -731,8 +731,9 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // segments at dstate 16 too, two threads a channel (teams of 64, 32 channels), the segments
       // as for the staged forward: at (2,4096,16,8192) in 4 segments 1.141 ms against 1.460 /
       // 1.480 for the staged forward there; one thread a channel 1.174 / 1.170 in 4 segments, 1.191
-      // in 8 (reports/results/h200/2026-12-04-s20/call1/, one call; speed-notes §36). Segments did
-      // not pay where the rule runs none (16384-32768 channels: 1.07-1.6x slower there).
+      // in 8 (reports/results/h200/2026-12-04-s20/call1/, one call; speed-notes §36); at 4096,
+      // 2048 and 1024 channels in 8 or 16 segments 1.24-1.32x the staged forward's speed (call5/).
+      // Segments did not pay where the rule runs none (16384-32768 channels: 1.07-1.6x slower).
       if ((!segmented && (few_channels || c.dstate_static >= 16)) || (segmented && c.dstate_static == 16)) {
         const bool two = c.dstate_static == 16 && channels < 7 * 32 * sms;
         c.direct_io = 1;
