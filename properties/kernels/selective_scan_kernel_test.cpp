@@ -442,8 +442,8 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
       if (backend == BackendKind::cuda) continue;
       for (int tile : {4, 6, 64}) {
         for (int split : {1, 2}) {
+          if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
           for (int segments : {1, 3}) {
-            if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
             SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
             staged.time_tile = tile;
             staged.chunk_len = 8;
