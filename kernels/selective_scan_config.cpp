@@ -82,10 +82,11 @@ TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanCon
   std::int64_t off = 0;
   const std::int64_t split = std::max(1, c.state_split);
   // direct_io: B and C only (each thread moves its channel's inputs and output in registers);
-  // with two threads per channel, two floats a thread for the host's swap between partners
+  // with two threads per channel, eight floats a thread for the host's swap between partners
+  // (a block's four dt and four u)
   s.in = take_tile_buffers(off, p, c.direct_io ? 0 : c.team_size / split, effective_time_tile(p, c));
   if (!c.direct_io) s.out = take(off, c.team_size * s.in.row);
-  else if (split > 1) s.out = take(off, c.team_size * 2);
+  else if (split > 1) s.out = take(off, c.team_size * 8);
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
 }
@@ -703,7 +704,10 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // (the power of two at or below 2·8·32·SMs / channels, at most 16): (8,2048,16,2048) 2.53
       // against 2.79 ms for four threads a channel, (1,2048,16,8192) 1.51 against 1.58 for two in
       // segments, (2,4096,16,8192) 5.53 against 5.64 (call3/, call4/; 4, 16 and 32 segments
-      // 5.42, 5.32, 5.26 there).
+      // 5.42, 5.32, 5.26 there). And at least one segment per 512 steps: at (2,4096,16,8192)
+      // 16 segments took 4.88 ms against 5.12 for that rule's 8, while its 4 at (8,2048,16,2048)
+      // and 16 at (1,2048,16,8192) stayed best; each best count leaves 256-512 steps a segment
+      // (2026-12-04-s20/call6/, one call).
       const std::int64_t sms = std::max<std::int64_t>(1, selective_scan_backend_limits(backend).concurrency / 2048);
       if (!segmented && !few_channels && c.dstate_static >= 16) {
         c.bwd_state_split = 1;
@@ -711,7 +715,9 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       } else if (few_channels && c.dstate_static == 16) {
         c.bwd_state_split = 1;
         c.bwd_state_interleave = 2;
-        c.bwd_time_segments = int(std::clamp<std::int64_t>(pow2_floor(2 * 8 * 32 * sms / channels), 1, 16));
+        const std::int64_t two_waves = pow2_floor(2 * 8 * 32 * sms / channels);
+        const std::int64_t per_512_steps = pow2_floor(std::max<std::int64_t>(1, p.seqlen / 512));
+        c.bwd_time_segments = int(std::clamp<std::int64_t>(std::max(two_waves, per_512_steps), 1, 16));
       }
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;

@@ -7,8 +7,8 @@
 // from part·kM, as in the staged forward), the states in registers. Only the
 // per-step B and C pass through team scratch (double-buffered step-major tiles shared by the
 // team's channels, filled one tile ahead, one barrier a tile). Each thread reads its channel's
-// inputs straight into registers in blocks of 4 steps (the next block's loads in flight while this
-// one computes) and writes its outputs the same way: no input or output tile and no pass over
+// inputs straight into registers in blocks of 8 steps, 32 bytes a channel and tensor (the next
+// block's loads in flight while this one computes) and writes its outputs the same way: no input or output tile and no pass over
 // scratch per element (the staged forward spends ~60% of its instructions there:
 // reports/speed-notes.md §9, §16, §22).
 //
@@ -19,21 +19,22 @@
 // are the staged forward's bits, so the outputs stay bitwise the staged forward's in segments too.
 //
 // With two threads a channel (twice the warps of one, speed-notes §28-§29) the per-step work is
-// split, not repeated: part q owns steps [2q, 2q + 2) of each block. It loads raw delta and z of
-// those steps only, turns them into dt and act(z), and the partners swap their two dt values
-// (swap_with_partner: one warp shuffle a value on CUDA); both then run every step of the block over
-// their own states; each sends its share of y for the partner's two steps and receives the
-// partner's share of its own, adds the shares in part order (part 0's with D·u, as the staged
-// forward) and gates and stores its two steps. The results are bitwise the staged forward's with
+// split, not repeated: part q owns steps [4q, 4q + 4) of each block. It loads u, raw delta and z
+// of those steps only (the partners' 16-byte reads are the two halves of one sector), turns them
+// into dt and act(z), and the partners swap their four dt and u values (swap_with_partner: one
+// warp shuffle a value on CUDA); both then run every step of the block over their own states;
+// each sends its share of y for the partner's four steps and receives the partner's share of its
+// own, adds the shares in part order (part 0's with D·u, as the staged forward) and gates and
+// stores its four steps. The results are bitwise the staged forward's with
 // the same split (a kernel test holds them so).
 //
 // Leanness (speed-notes §29: the SASS of session 12's kernel spent ~90 of ~700 instructions a
 // block on 64-bit index arithmetic and run-time alignment tests of its loads): where seqlen is
 // contiguous, a multiple of 4 and every tile starts at a multiple of 4 (kVec, decided once on the
-// host), a block's loads are one 16-byte (8-byte with two threads) access a tensor from a 32-bit
+// host), a block's loads are two 16-byte accesses a tensor (one with two threads) from a 32-bit
 // step offset; elsewhere (state_space_v1's time-major layout) one access a step, still
 // coalesced across the warp's channels. The exp2 range test that picks the flush-to-zero exp2 is
-// one product a block (exp2_products_stay_normal).
+// one product a half block (exp2_products_stay_normal).
 #pragma once
 
 #include "l1_carveout.hpp"
@@ -53,7 +54,10 @@ struct ForwardDirect {
   static_assert(kS == 1 || kS == 2, "direct_io runs one or two threads per channel");
   static_assert(kN % kS == 0, "the states split evenly between a channel's threads");
   static constexpr int kM = kN / kS;    // states per thread
-  static constexpr int kOwn = 4 / kS;   // steps of a block this thread prepares, gates and stores
+  // Steps a block: 32 bytes a channel and tensor, a whole sector, requested at once (blocks of 4
+  // used half a sector a block and read the other half a block later: speed-notes §38, §39).
+  static constexpr int kBlock = 8;
+  static constexpr int kOwn = kBlock / kS;  // steps of a block this thread loads, prepares, gates and stores
   static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
@@ -67,42 +71,38 @@ struct ForwardDirect {
     float* out;
     index_t step;  // 1 where kVec
   };
-  // A block's inputs as loaded: u of all 4 steps, raw delta and z of this thread's kOwn steps.
+  // A block's inputs as loaded: u, raw delta and z of this thread's kOwn steps.
   struct Block {
-    float x[4], raw[kOwn], z[kOwn];
+    float x[kOwn], raw[kOwn], z[kOwn];
   };
 
-  // Loads the block at step t (n of its 4 steps exist; a missing step loads zeros). own: the
-  // first step of this thread's kOwn.
+  // kOwn floats from `at` in 16-byte reads.
+  static KOKKOS_FORCEINLINE_FUNCTION void load_own(const float* at, float (&v)[kOwn]) {
+    SCANLAB_UNROLL
+    for (int q = 0; q < kOwn / 4; ++q) {
+      const streaming::Float4 f = load4(at + 4 * q);
+      v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
+    }
+  }
+
+  // Loads this thread's steps of the block at step t (n of its kBlock steps exist; a missing step
+  // loads zeros). own: the first of this thread's kOwn steps. With two threads a channel the
+  // partners' 16-byte reads are the two halves of one sector, in one warp request.
   KOKKOS_FORCEINLINE_FUNCTION void load_block(const Row& r, int t, int n, int own, Block& b) const {
     namespace dm = device_math;
-    if (kVec && n == 4) {  // 16-byte aligned: t and every row start are multiples of 4
-      const streaming::Float4 x = load4(r.u + t);
-      b.x[0] = x.x; b.x[1] = x.y; b.x[2] = x.z; b.x[3] = x.w;
-      if constexpr (kOwn == 4) {
-        const streaming::Float4 d = load4(r.delta + t);
-        b.raw[0] = d.x; b.raw[1] = d.y; b.raw[2] = d.z; b.raw[3] = d.w;
-        if (p.has_z && !kSummary) {  // the summary pass has no y to gate
-          const streaming::Float4 z = load4(r.z + t);
-          b.z[0] = z.x; b.z[1] = z.y; b.z[2] = z.z; b.z[3] = z.w;
-        }
-      } else {
-        const streaming::Float2 d = streaming::load2(r.delta + t + own);
-        b.raw[0] = d.x; b.raw[1] = d.y;
-        if (p.has_z && !kSummary) {
-          const streaming::Float2 z = streaming::load2(r.z + t + own);
-          b.z[0] = z.x; b.z[1] = z.y;
-        }
-      }
+    if (kVec && n == kBlock) {  // 16-byte aligned: t and every row start are multiples of 4
+      load_own(r.u + t + own, b.x);
+      load_own(r.delta + t + own, b.raw);
+      if (p.has_z && !kSummary) load_own(r.z + t + own, b.z);  // the summary pass has no y to gate
       return;
     }
     SCANLAB_UNROLL
-    for (int j = 0; j < 4; ++j) b.x[j] = j < n ? dm::load_readonly(r.u + index_t(t + j) * r.step) : 0.0f;
-    SCANLAB_UNROLL
     for (int i = 0; i < kOwn; ++i) {
       const bool here = own + i < n;
-      b.raw[i] = here ? dm::load_readonly(r.delta + index_t(t + own + i) * r.step) : 0.0f;
-      b.z[i] = here && p.has_z && !kSummary ? dm::load_readonly(r.z + index_t(t + own + i) * r.step) : 0.0f;
+      const index_t at = index_t(t + own + i) * r.step;
+      b.x[i] = here ? dm::load_readonly(r.u + at) : 0.0f;
+      b.raw[i] = here ? dm::load_readonly(r.delta + at) : 0.0f;
+      b.z[i] = here && p.has_z && !kSummary ? dm::load_readonly(r.z + at) : 0.0f;
     }
   }
 
@@ -127,43 +127,58 @@ struct ForwardDirect {
     }
   }
 
-  // dt of all 4 steps of the block: this thread's kOwn and, with two threads a channel, the
-  // partner's two (one swap; selects, not an index by part, keep the arrays in registers).
-  KOKKOS_FORCEINLINE_FUNCTION void block_dt(const Member& team, float* swap_slots, int part, const Block& b,
-                                            float (&dt)[4]) const {
+  // dt and u of all kBlock steps of the block: this thread's kOwn and, with two threads a channel,
+  // the partner's (one swap of kOwn dt and kOwn u; selects, not an index by part, keep the arrays
+  // in registers).
+  KOKKOS_FORCEINLINE_FUNCTION void block_steps(const Member& team, float* swap_slots, int part, const Block& b,
+                                               float (&dt)[kBlock], float (&x)[kBlock]) const {
     if constexpr (kS == 1) {
       SCANLAB_UNROLL
-      for (int j = 0; j < 4; ++j) dt[j] = b.raw[j];
+      for (int j = 0; j < kBlock; ++j) {
+        dt[j] = b.raw[j];
+        x[j] = b.x[j];
+      }
     } else {
-      float theirs[2] = {b.raw[0], b.raw[1]};
+      float theirs[2 * kOwn];
+      SCANLAB_UNROLL
+      for (int i = 0; i < kOwn; ++i) {
+        theirs[i] = b.raw[i];
+        theirs[kOwn + i] = b.x[i];
+      }
       device_math::swap_with_partner(team, theirs, swap_slots);
       const bool first = part == 0;
-      dt[0] = first ? b.raw[0] : theirs[0];
-      dt[1] = first ? b.raw[1] : theirs[1];
-      dt[2] = first ? theirs[0] : b.raw[0];
-      dt[3] = first ? theirs[1] : b.raw[1];
+      SCANLAB_UNROLL
+      for (int i = 0; i < kOwn; ++i) {
+        dt[i] = first ? b.raw[i] : theirs[i];
+        dt[kOwn + i] = first ? theirs[i] : b.raw[i];
+        x[i] = first ? b.x[i] : theirs[kOwn + i];
+        x[kOwn + i] = first ? theirs[kOwn + i] : b.x[i];
+      }
     }
   }
 
-  // This thread's kOwn outputs from the states' shares y of the block's 4 steps: part 0's share
-  // carries D·u; with two threads the shares are added in part order (share 0 + share 1: the same
-  // sum on both threads, as the staged forward adds them), then gated.
+  // This thread's kOwn outputs from the states' shares y of the block's kBlock steps: part 0's
+  // share carries D·u; with two threads the shares are added in part order (share 0 + share 1:
+  // the same sum on both threads, as the staged forward adds them), then gated.
   KOKKOS_FORCEINLINE_FUNCTION void finish(const Member& team, float* swap_slots, int part, const Block& b,
-                                          float D_d, float (&y)[4], float (&v)[kOwn]) const {
+                                          const float (&x)[kBlock], float D_d, float (&y)[kBlock],
+                                          float (&v)[kOwn]) const {
     if (part == 0) {
       SCANLAB_UNROLL
-      for (int j = 0; j < 4; ++j) y[j] += D_d * b.x[j];
+      for (int j = 0; j < kBlock; ++j) y[j] += D_d * x[j];
     }
     if constexpr (kS == 1) {
       SCANLAB_UNROLL
-      for (int j = 0; j < 4; ++j) v[j] = y[j];
+      for (int j = 0; j < kBlock; ++j) v[j] = y[j];
     } else {
       const bool first = part == 0;
-      float theirs[2] = {first ? y[2] : y[0], first ? y[3] : y[1]};  // the partner's steps
+      float theirs[kOwn];  // the partner's steps
+      SCANLAB_UNROLL
+      for (int i = 0; i < kOwn; ++i) theirs[i] = first ? y[kOwn + i] : y[i];
       device_math::swap_with_partner(team, theirs, swap_slots);
       // share 0 + share 1 either way: a + b and b + a are the same float
-      v[0] = (first ? y[0] : y[2]) + theirs[0];
-      v[1] = (first ? y[1] : y[3]) + theirs[1];
+      SCANLAB_UNROLL
+      for (int i = 0; i < kOwn; ++i) v[i] = (first ? y[i] : y[kOwn + i]) + theirs[i];
     }
     if (p.has_z) {
       SCANLAB_UNROLL
@@ -172,9 +187,10 @@ struct ForwardDirect {
   }
 
   KOKKOS_FORCEINLINE_FUNCTION void store(const Row& r, int t, int n, int own, const float (&v)[kOwn]) const {
-    if (kVec && n == 4) {
-      if constexpr (kOwn == 4) store4(r.out + t, streaming::Float4{v[0], v[1], v[2], v[3]});
-      else streaming::store2(r.out + t + own, streaming::Float2{v[0], v[1]});
+    if (kVec && n == kBlock) {
+      SCANLAB_UNROLL
+      for (int q = 0; q < kOwn / 4; ++q)
+        store4(r.out + t + own + 4 * q, streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
       return;
     }
     SCANLAB_UNROLL
@@ -255,7 +271,7 @@ struct ForwardDirect {
 
       issue_bc(team, full_walk, base, w.b, w.g, seg_begin, full_len);
       Block next{};
-      if (walks) load_block(r, seg_begin, seg_end - seg_begin < 4 ? seg_end - seg_begin : 4, own, next);
+      if (walks) load_block(r, seg_begin, seg_end - seg_begin < kBlock ? seg_end - seg_begin : kBlock, own, next);
       int buf = 0;
       for (int t0 = seg_begin; t0 < seg_end;) {
         const int t1 = t0 + p.time_tile < seg_end ? t0 + int(p.time_tile) : seg_end, len = t1 - t0;
@@ -267,33 +283,45 @@ struct ForwardDirect {
         if (t1 < seg_end)
           issue_bc(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, t1, min_index(p.time_tile, seg_end - t1));
         if (walks) {
-          for (int k = 0; k < len; k += 4) {
-            const int t = t0 + k, n = len - k < 4 ? len - k : 4;
+          for (int k = 0; k < len; k += kBlock) {
+            const int t = t0 + k, n = len - k < kBlock ? len - k : kBlock;
             Block cur = next;
             // the next block's loads fly while this one computes (the tile's end does not stop them)
-            const int t_next = k + 4 < len ? t + 4 : t1;
-            if (t_next < seg_end) load_block(r, t_next, seg_end - t_next < 4 ? seg_end - t_next : 4, own, next);
+            const int t_next = k + kBlock < len ? t + kBlock : t1;
+            if (t_next < seg_end) load_block(r, t_next, seg_end - t_next < kBlock ? seg_end - t_next : kBlock, own, next);
             prepare(cur, bias, silu_gate);
-            float dt[4];
-            block_dt(team, swap_slots, part, cur, dt);
+            float dt[kBlock], x[kBlock];
+            block_steps(team, swap_slots, part, cur, dt, x);
             save_chunk_state(w.b, d, first_state, active, t, h, next_save);
-            float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            float y[kBlock];
             const float* const Bk = B_tile + k * kBcStep;
             const float* const Ck = C_tile + k * kBcStep;
-            if (n == 4 && next_save >= t + 4) {
-              // the block's largest |dt| decides whether any decay can leave the normal range
-              // (almost never: then it keeps subnormals for the whole block)
-              const float dt_max = fmaxf(fmaxf(fabsf(dt[0]), fabsf(dt[1])), fmaxf(fabsf(dt[2]), fabsf(dt[3])));
-              if (exp2_products_stay_normal(dt_max, A2_max))
-                state_steps<kM, 4, kBcStep, true, kSummary>(Bk, Ck, cur.x, dt, h, A2, decay, y);
-              else
-                state_steps<kM, 4, kBcStep, false, kSummary>(Bk, Ck, cur.x, dt, h, A2, decay, y);
+            if (n == kBlock && next_save >= t + kBlock) {
+              // in halves of 4 steps (the unrolled body of session 17's blocks); each half's
+              // largest |dt| decides whether any decay can leave the normal range (almost never:
+              // then it keeps subnormals for that half)
+              SCANLAB_UNROLL
+              for (int half = 0; half < kBlock / 4; ++half) {
+                const float x4[4] = {x[4 * half], x[4 * half + 1], x[4 * half + 2], x[4 * half + 3]};
+                const float dt4[4] = {dt[4 * half], dt[4 * half + 1], dt[4 * half + 2], dt[4 * half + 3]};
+                const float dt_max = fmaxf(fmaxf(fabsf(dt4[0]), fabsf(dt4[1])), fmaxf(fabsf(dt4[2]), fabsf(dt4[3])));
+                const float* const Bh = Bk + 4 * half * kBcStep;
+                const float* const Ch = Ck + 4 * half * kBcStep;
+                float y4[4];
+                if (exp2_products_stay_normal(dt_max, A2_max))
+                  state_steps<kM, 4, kBcStep, true, kSummary>(Bh, Ch, x4, dt4, h, A2, decay, y4);
+                else
+                  state_steps<kM, 4, kBcStep, false, kSummary>(Bh, Ch, x4, dt4, h, A2, decay, y4);
+                SCANLAB_UNROLL
+                for (int j = 0; j < 4; ++j) y[4 * half + j] = y4[j];
+              }
             } else {  // a short block (the sequence's or a tile's end) or a chunk start inside it
               SCANLAB_UNROLL
-              for (int j = 0; j < 4; ++j) {
+              for (int j = 0; j < kBlock; ++j) {
+                y[j] = 0.0f;
                 if (j >= n) continue;
                 save_chunk_state(w.b, d, first_state, active, t + j, h, next_save);
-                const float x1[1] = {cur.x[j]}, dt1[1] = {dt[j]};
+                const float x1[1] = {x[j]}, dt1[1] = {dt[j]};
                 float y1[1];
                 state_steps<kM, 1, kBcStep, false, kSummary>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
                 y[j] = y1[0];
@@ -301,7 +329,7 @@ struct ForwardDirect {
             }
             if (kSummary) continue;  // no outputs: the segment's end state and decay product only
             float v[kOwn];
-            finish(team, swap_slots, part, cur, D_d, y, v);
+            finish(team, swap_slots, part, cur, x, D_d, y, v);
             if (active) store(r, t, n, own, v);
           }
         }
@@ -320,9 +348,8 @@ struct ForwardDirect {
 template <int kS>
 using DirectForwardBounds = Kokkos::LaunchBounds<256, kS == 1 ? 1 : 2>;
 
-// Whether every block of 4 steps that starts on a 4-step boundary can move with one 16-byte
-// access a tensor: seqlen contiguous and a multiple of 4, tiles of whole blocks, every row start
-// 16-byte aligned.
+// Whether every whole block (it starts on a 4-step boundary) can move in 16-byte accesses: seqlen
+// contiguous and a multiple of 4, tiles of whole 4-step runs, every row start 16-byte aligned.
 inline bool direct_vector_io(const Params& q) {
   const auto aligned = [](const float* at) { return (reinterpret_cast<std::uintptr_t>(at) & 15) == 0; };
   return q.st.seq_time == 1 && q.seqlen % 4 == 0 && q.time_tile % 4 == 0 && q.st.seq_dim % 4 == 0 &&
@@ -330,9 +357,9 @@ inline bool direct_vector_io(const Params& q) {
          aligned(q.out);
 }
 
-// direct_io's 16-byte loads use half of each 32-byte sector a block and the other half a block
-// later, which Kokkos' default ~23 KB of L1 cannot keep for 8-16 warps (16-32 sectors a warp and
-// tensor): the second half came from L2 again. With the carve-out fitted to its resident teams
+// direct_io's blocks of 4 steps used half of each 32-byte sector a block and the other half a
+// block later, which Kokkos' default ~23 KB of L1 cannot keep for 8-16 warps (16-32 sectors a warp
+// and tensor): the second half came from L2 again. With the carve-out fitted to its resident teams
 // (fit_l1_carveout) the forward at (8,4096,16,2048) went from 0.964 to 0.713 ms with one thread a
 // channel (reports/speed-notes.md §29).
 template <class Space>

@@ -429,8 +429,8 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
 // arithmetic is the staged forward's with the same state split (one or two threads per channel,
 // the shares added in part order), so on the host (where no compiler contracts differently
 // between the two kernels) every output and gradient is the same bits, including the chunk-start
-// states the backward reads. Tiles of 4, 6 and 64 steps put the blocks' ends and chunk starts
-// everywhere in a block; in three time segments the summary passes and the carried start states
+// states the backward reads. Tiles of 4, 6, 12 and 64 steps put the blocks' ends and chunk starts
+// everywhere in a block (of 8 steps: 12 runs a whole block and a short one a tile); in three time segments the summary passes and the carried start states
 // must agree too.
 TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   int compared = 0, compared_split = 0, compared_segmented = 0;  // all; two threads a channel; in segments
@@ -440,7 +440,7 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
     const TensorMap inputs = random_inputs(c.p, 777, c.softplus_threshold, c.extreme_activations);
     for (BackendKind backend : kernel_backends()) {
       if (backend == BackendKind::cuda) continue;
-      for (int tile : {4, 6, 64}) {
+      for (int tile : {4, 6, 12, 64}) {
         for (int split : {1, 2}) {
           if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
           for (int segments : {1, 3}) {
@@ -789,7 +789,8 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       EXPECT_EQ(h.fwd_time_segments > 1, channels <= 8192) << h.to_json().dump();
       // the backward: one thread per channel walking two states at once from dstate 16 where
       // channels are many (more than 16384), and at dstate 16 where channels are few (16384 or
-      // fewer) in time segments filling two waves of 8 warps an SM (at most 16); else four threads
+      // fewer) in time segments filling two waves of 8 warps an SM, and at least one per 512
+      // steps (the power of two at or below; at most 16); else four threads
       // a channel at 16384 channels at dstate 32 and 64, two in the forward's time segments below
       // (as measured on the H200)
       const bool few = channels <= 16384;
@@ -799,7 +800,10 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       if (kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
         std::int64_t two_waves = 1;
         while (2 * two_waves <= 2 * 8 * 32 * 132 / channels) two_waves *= 2;
-        EXPECT_EQ(h.bwd_time_segments, few_one ? std::min<std::int64_t>(16, two_waves) : h.fwd_time_segments) << h.to_json().dump();
+        std::int64_t per_512_steps = 1;
+        while (2 * per_512_steps * 512 <= s.l) per_512_steps *= 2;
+        EXPECT_EQ(h.bwd_time_segments, few_one ? std::min<std::int64_t>(16, std::max(two_waves, per_512_steps)) : h.fwd_time_segments)
+            << h.to_json().dump();
       }
       // each thread moving its own inputs in registers wherever the forward runs without time
       // segments (dstate 16 to 64 here), and at dstate 16 in time segments, as measured on the
