@@ -37,7 +37,7 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       {"fast_activations", {J(0), J(1)}, false},  // tiled's compile-time activation form, likewise
       {"bwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's backward; 1000: a chunk each
       {"fwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's forward; 1000: a tile each
-      {"direct_io", {J(0), J(1)}, false},  // tiled's forward form; only with state_split 1 or 2
+      {"direct_io", {J(0), J(1)}, false},  // tiled's forward form; only with state_split 1, 2 or 4
   };
 }
 

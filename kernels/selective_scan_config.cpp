@@ -83,10 +83,15 @@ TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanCon
   const std::int64_t split = std::max(1, c.state_split);
   // direct_io: B and C only (each thread moves its channel's inputs and output in registers);
   // with two threads per channel, eight floats a thread for the host's swap between partners
-  // (a block's four dt and four u)
+  // (a block's four dt and four u); with four, twelve on every backend (ForwardDirect's
+  // kExchangeRow: two dt, two u and 8 y shares a thread), 16-byte aligned
   s.in = take_tile_buffers(off, p, c.direct_io ? 0 : c.team_size / split, effective_time_tile(p, c));
-  if (!c.direct_io) s.out = take(off, c.team_size * s.in.row);
-  else if (split > 1) s.out = take(off, c.team_size * 8);
+  if (!c.direct_io) {
+    s.out = take(off, c.team_size * s.in.row);
+  } else if (split > 1) {
+    off = (off + 3) / 4 * 4;
+    s.out = take(off, c.team_size * (split == 4 ? 12 : 8));
+  }
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;
 }
@@ -256,7 +261,7 @@ std::vector<std::string> selective_scan_config_fields() {
       "fwd_time_segments: tiled's forward splits time into up to this many segments of whole tiles and chunks run "
       "in parallel (a summary pass gives each its start state); 1 otherwise",
       "direct_io: tiled's forward with each thread moving its own channel's u, delta, z and output in registers, "
-      "only B, C through team tiles (1; needs state_split 1 or 2), or everything through team tiles (0); 0 "
+      "only B, C through team tiles (1; needs state_split 1, 2 or 4), or everything through team tiles (0); 0 "
       "otherwise",
   };
 }
@@ -467,15 +472,15 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("direct_io must be 0 or 1, got " + std::to_string(direct_io));
   else if (direct_io == 1 && impl != "tiled")
     why.push_back("direct_io is a form of tiled's forward: it must be 0 for " + impl);
-  else if (direct_io == 1 && state_split != 1 && state_split != 2)
-    why.push_back("direct_io runs one or two threads per channel: it needs state_split 1 or 2, got " +
+  else if (direct_io == 1 && state_split != 1 && state_split != 2 && state_split != 4)
+    why.push_back("direct_io runs one, two or four threads per channel: it needs state_split 1, 2 or 4, got " +
                   std::to_string(state_split));
   else if (direct_io == 1 && p.seqlen > INT_MAX)
     why.push_back("direct_io counts a channel's steps in 32 bits: seqlen must be below 2^31, got " +
                   std::to_string(p.seqlen));
-  else if (direct_io == 1 && state_split == 2 && backend == BackendKind::cuda && team_size % 32 != 0)
-    why.push_back("direct_io with two threads per channel swaps values by warp shuffles: on cuda team_size must "
-                  "be a multiple of 32, got " + std::to_string(team_size));
+  else if (direct_io == 1 && state_split > 1 && backend == BackendKind::cuda && team_size % 32 != 0)
+    why.push_back("direct_io with two or four threads per channel exchanges values within warps (shuffles, warp "
+                  "syncs): on cuda team_size must be a multiple of 32, got " + std::to_string(team_size));
   if (impl == "tiled") {
     if (dstate_static == 0) why.push_back("tiled keeps the states in registers: it needs dstate_static = dstate");
     if (!p.B_per_step || !p.C_per_step) why.push_back("tiled stages per-step B and C only (use sequential for time-invariant ones)");
@@ -740,12 +745,19 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // in 8 (reports/results/h200/2026-12-04-s20/call1/, one call; speed-notes §36); at 4096,
       // 2048 and 1024 channels in 8 or 16 segments 1.24-1.32x the staged forward's speed (call5/).
       // Segments did not pay where the rule runs none (16384-32768 channels: 1.07-1.6x slower).
+      // Four threads a channel (32 channels a team of 128) where four fill the threads resident at
+      // the 128-register cap in one wave without segments: at (8,2048,16,2048) 0.385 / 0.387 ms
+      // against 0.440 / 0.438 for two (2026-12-04-s21/call3/, one call); where they need a second
+      // wave they lost ((4,5120,16,4096) 1.086 against 1.020, (16,1536,16,1024) 0.312 against
+      // 0.276, the anchor 0.743 against 0.584 for one), and in place of segments too
+      // ((2,4096,16,8192) 1.232 without, 1.164 in 2, against 1.036 for two in 4).
       if ((!segmented && (few_channels || c.dstate_static >= 16)) || (segmented && c.dstate_static == 16)) {
-        const bool two = c.dstate_static == 16 && channels < 7 * 32 * sms;
+        const bool four = c.dstate_static == 16 && !segmented && few_channels && 4 * channels <= resident;
+        const bool two = !four && c.dstate_static == 16 && channels < 7 * 32 * sms;
         c.direct_io = 1;
-        c.state_split = two ? 2 : 1;
-        c.channels_per_team = two ? 32 : std::min(128, cpg_up);
-        c.team_size = two ? 64 : c.channels_per_team;
+        c.state_split = four ? 4 : two ? 2 : 1;
+        c.channels_per_team = four || two ? 32 : std::min(128, cpg_up);
+        c.team_size = four ? 128 : two ? 64 : c.channels_per_team;
         c.time_tile = 32;
       }
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
@@ -868,7 +880,7 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
       }
     }
     if (heuristic.impl == "tiled") {  // the forward with direct_io: threads per channel, team shapes, tiles
-      for (int split : {1, 2}) {
+      for (int split : {1, 2, 4}) {
         if (spec % split != 0) continue;
         for (int team : {64, 128, 256}) {
           for (int tile : {16, 32, 64}) {
@@ -889,11 +901,11 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         SelectiveScanConfig c = heuristic;
         c.fwd_time_segments = segments;
         add(c);
-        for (int split : {1, 2}) {  // direct_io's shapes in the rule: one thread a channel, or two
+        for (int split : {1, 2, 4}) {  // direct_io's shapes in the rule: one, two or four threads a channel
           if (spec % split != 0) continue;
           c.direct_io = 1;
           c.state_split = split;
-          c.channels_per_team = split == 2 ? 32 : int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
+          c.channels_per_team = split > 1 ? 32 : int(std::min<std::int64_t>(128, pow2_ceil(cpg)));
           c.team_size = c.channels_per_team * split;
           c.time_tile = 32;
           add(c);

@@ -7,8 +7,8 @@
 // from part·kM, as in the staged forward), the states in registers. Only the
 // per-step B and C pass through team scratch (double-buffered step-major tiles shared by the
 // team's channels, filled one tile ahead, one barrier a tile). Each thread reads its channel's
-// inputs straight into registers in blocks of 8 steps, 32 bytes a channel and tensor (the next
-// block's loads in flight while this one computes) and writes its outputs the same way: no input or output tile and no pass over
+// inputs straight into registers in blocks of 8 steps, 32 bytes a channel and tensor (4 steps at
+// dstate 64; the next block's loads in flight while this one computes) and writes its outputs the same way: no input or output tile and no pass over
 // scratch per element (the staged forward spends ~60% of its instructions there:
 // reports/speed-notes.md §9, §16, §22).
 //
@@ -19,9 +19,9 @@
 // are the staged forward's bits, so the outputs stay bitwise the staged forward's in segments too.
 //
 // With two threads a channel (twice the warps of one, speed-notes §28-§29) the per-step work is
-// split, not repeated: part q owns steps [4q, 4q + 4) of each block. It loads u, raw delta and z
-// of those steps only (the partners' 16-byte reads are the two halves of one sector), turns them
-// into dt and act(z), and the partners swap their four dt and u values (swap_with_partner: one
+// split, not repeated: part q owns steps [4q, 4q + 4) of each block (of 8; [2q, 2q + 2) of 4). It
+// loads u, raw delta and z of those steps only (the partners' 16-byte reads are the two halves
+// of one sector), turns them into dt and act(z), and the partners swap their four dt and u values (swap_with_partner: one
 // warp shuffle a value on CUDA); both then run every step of the block over their own states;
 // each sends its share of y for the partner's four steps and receives the partner's share of its
 // own, adds the shares in part order (part 0's with D·u, as the staged forward) and gates and
@@ -51,13 +51,20 @@ template <class Space, int kN, int kS, bool kSfuActivations, bool kVec, TimeSegm
 struct ForwardDirect {
   using Act = Activations<kSfuActivations>;
   static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
-  static_assert(kS == 1 || kS == 2, "direct_io runs one or two threads per channel");
+  static_assert(kS == 1 || kS == 2 || kS == 4, "direct_io runs one, two or four threads per channel");
   static_assert(kN % kS == 0, "the states split evenly between a channel's threads");
   static constexpr int kM = kN / kS;    // states per thread
   // Steps a block: 32 bytes a channel and tensor, a whole sector, requested at once (blocks of 4
-  // used half a sector a block and read the other half a block later: speed-notes §38, §39).
-  static constexpr int kBlock = 8;
+  // used half a sector a block and read the other half a block later: 1.07-1.21x slower at
+  // dstate 16, speed-notes §39). At dstate 64 blocks of 4 still: there the 8-step block's
+  // registers spill more (a 72-byte stack, was 40) and its forward took 1.90 ms against 1.65.
+  static constexpr int kBlock = kN >= 64 && kS < 4 ? 4 : 8;
   static constexpr int kOwn = kBlock / kS;  // steps of a block this thread loads, prepares, gates and stores
+  // Four threads a channel exchange through team scratch (kExchangeRow floats a thread: its two
+  // dt and two u, then its y shares of the block's 8 steps; selective_scan_config.cpp's
+  // tiled_scratch reserves them); two swap by warp shuffles.
+  static constexpr int kExchangeRow = 2 * kOwn + kBlock;
+  static_assert(kS < 4 || (kOwn == 2 && kExchangeRow == 12), "tiled_scratch reserves 12 floats a thread for four");
   static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
@@ -76,12 +83,18 @@ struct ForwardDirect {
     float x[kOwn], raw[kOwn], z[kOwn];
   };
 
-  // kOwn floats from `at` in 16-byte reads.
+  // kOwn floats from `at` in 16-byte reads (one 8-byte read where a thread owns 2 steps).
   static KOKKOS_FORCEINLINE_FUNCTION void load_own(const float* at, float (&v)[kOwn]) {
-    SCANLAB_UNROLL
-    for (int q = 0; q < kOwn / 4; ++q) {
-      const streaming::Float4 f = load4(at + 4 * q);
-      v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
+    if constexpr (kOwn == 2) {
+      const streaming::Float2 f = streaming::load2(at);
+      v[0] = f.x; v[1] = f.y;
+    } else {
+      static_assert(kOwn % 4 == 0, "whole 16-byte runs");
+      SCANLAB_UNROLL
+      for (int q = 0; q < kOwn / 4; ++q) {
+        const streaming::Float4 f = load4(at + 4 * q);
+        v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
+      }
     }
   }
 
@@ -138,6 +151,22 @@ struct ForwardDirect {
         dt[j] = b.raw[j];
         x[j] = b.x[j];
       }
+    } else if constexpr (kS == 4) {
+      // through scratch: each thread's two dt and two u (one 16-byte write), one warp sync, the
+      // channel's four rows (four 16-byte reads); finish's sync orders the next block's writes
+      // after every read
+      const int thread = team.team_rank();
+      store4(swap_slots + thread * kExchangeRow, streaming::Float4{b.raw[0], b.raw[1], b.x[0], b.x[1]});
+      device_math::group_barrier(team, true);
+      const float* const channel = swap_slots + (thread - part) * kExchangeRow;
+      SCANLAB_UNROLL
+      for (int q = 0; q < kS; ++q) {
+        const streaming::Float4 f = load4(channel + q * kExchangeRow);
+        dt[2 * q] = f.x; dt[2 * q + 1] = f.y;
+        x[2 * q] = f.z; x[2 * q + 1] = f.w;
+      }
+      // the summary pass has no finish: its sync here, before the next block's writes
+      if constexpr (kSummary) device_math::group_barrier(team, true);
     } else {
       float theirs[2 * kOwn];
       SCANLAB_UNROLL
@@ -170,6 +199,24 @@ struct ForwardDirect {
     if constexpr (kS == 1) {
       SCANLAB_UNROLL
       for (int j = 0; j < kBlock; ++j) v[j] = y[j];
+    } else if constexpr (kS == 4) {
+      // every share of the block through scratch, one warp sync, then this thread's two steps'
+      // shares added in part order ((s0 + s1) + s2) + s3, as the staged forward adds them
+      const int thread = team.team_rank();
+      float* const mine = swap_slots + thread * kExchangeRow + 2 * kOwn;
+      store4(mine, streaming::Float4{y[0], y[1], y[2], y[3]});
+      store4(mine + 4, streaming::Float4{y[4], y[5], y[6], y[7]});
+      device_math::group_barrier(team, true);
+      const float* const channel = swap_slots + (thread - part) * kExchangeRow + 2 * kOwn + part * kOwn;
+      streaming::Float2 sum = streaming::load2(channel);
+      SCANLAB_UNROLL
+      for (int q = 1; q < kS; ++q) {
+        const streaming::Float2 share = streaming::load2(channel + q * kExchangeRow);
+        sum.x += share.x;
+        sum.y += share.y;
+      }
+      v[0] = sum.x;
+      v[1] = sum.y;
     } else {
       const bool first = part == 0;
       float theirs[kOwn];  // the partner's steps
@@ -188,9 +235,13 @@ struct ForwardDirect {
 
   KOKKOS_FORCEINLINE_FUNCTION void store(const Row& r, int t, int n, int own, const float (&v)[kOwn]) const {
     if (kVec && n == kBlock) {
-      SCANLAB_UNROLL
-      for (int q = 0; q < kOwn / 4; ++q)
-        store4(r.out + t + own + 4 * q, streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
+      if constexpr (kOwn == 2) {
+        streaming::store2(r.out + t + own, streaming::Float2{v[0], v[1]});
+      } else {
+        SCANLAB_UNROLL
+        for (int q = 0; q < kOwn / 4; ++q)
+          store4(r.out + t + own + 4 * q, streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
+      }
       return;
     }
     SCANLAB_UNROLL
@@ -229,10 +280,10 @@ struct ForwardDirect {
     const int seg_begin = kSegmented ? int(segment * p.fwd_segment_len) : 0;
     const int seg_end = kSegmented ? int(min_index(L, seg_begin + p.fwd_segment_len)) : L;
     float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, ts.total)));
-    float* const swap_slots = kS > 1 ? base + ts.out : nullptr;  // the host's swap_with_partner
+    float* const swap_slots = kS > 1 ? base + ts.out : nullptr;  // the host's swap_with_partner; four's exchange
     const int thread = team.team_rank(), R = int(p.team_size) / kS, passes = int(p.channels_per_team) / R;
     const int row = thread / kS, part = thread % kS, own = part * kOwn;
-    if (kS > 1 && !dm::whole_warps(team)) Kokkos::abort("scanlab direct_io: two threads a channel need teams of whole warps");
+    if (kS > 1 && !dm::whole_warps(team)) Kokkos::abort("scanlab direct_io: two or four threads a channel need teams of whole warps");
     const bool silu_gate = p.has_z && p.gate == GateActivation::silu && !kSummary;
     const index_t first_state = index_t(part) * kM;
     const int full_len = int(min_index(p.time_tile, seg_end - seg_begin));
@@ -367,7 +418,7 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
   const index_t teams = q.batch * q.groups * q.fwd_tiles;
   auto launch = [&](auto dstate, auto split, auto sfu, auto vec) {
     constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
-    if constexpr (kN > 0 && kS <= 2 && kN % kS == 0) {
+    if constexpr (kN > 0 && kS <= 4 && kN % kS == 0) {
       constexpr bool kSfu = decltype(sfu)::value, kVec = decltype(vec)::value;
       constexpr int kWarpsPerSm = kS == 1 ? 8 : 16;  // what DirectForwardBounds<kS> leaves room for
       auto run = [&](const char* label, index_t league, auto functor) {
@@ -390,7 +441,7 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
         run("scanlab::selective_scan_forward_tiled_direct", teams, ForwardDirect<Space, kN, kS, kSfu, kVec>{q});
       }
     } else {  // invalid_reason() refuses it first; a clear error all the same
-      throw std::invalid_argument("selective_scan direct_io: needs a state_split of 1 or 2 dividing dstate_static");
+      throw std::invalid_argument("selective_scan direct_io: needs a state_split of 1, 2 or 4 dividing dstate_static");
     }
   };
   dispatch_dstate(c.dstate_static, [&](auto dstate) {

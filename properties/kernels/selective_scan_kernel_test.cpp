@@ -426,7 +426,7 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
 }
 
 // direct_io moves a channel's inputs and output through registers instead of team tiles; the
-// arithmetic is the staged forward's with the same state split (one or two threads per channel,
+// arithmetic is the staged forward's with the same state split (one, two or four threads per channel,
 // the shares added in part order), so on the host (where no compiler contracts differently
 // between the two kernels) every output and gradient is the same bits, including the chunk-start
 // states the backward reads. Tiles of 4, 6, 12 and 64 steps put the blocks' ends and chunk starts
@@ -434,14 +434,18 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
 // must agree too.
 TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   int compared = 0, compared_split = 0, compared_segmented = 0;  // all; two threads a channel; in segments
-  for (const Case& c : cases()) {
+  std::vector<Case> all = cases();
+  // dstate 64 in whole 16-byte runs: direct_io's blocks of 4 steps there (8 elsewhere)
+  { Case c{"dstate64_vector_io", problem(1, 2, 64, 40)}; all_options(c.p); all.push_back(c); }
+  int compared_dstate64 = 0, compared_split4 = 0;
+  for (const Case& c : all) {
     const int spec = static_dstate_of(c.p);
     if (spec == 0 || !c.p.B_per_step || !c.p.C_per_step || !c.p.has_D) continue;
     const TensorMap inputs = random_inputs(c.p, 777, c.softplus_threshold, c.extreme_activations);
     for (BackendKind backend : kernel_backends()) {
       if (backend == BackendKind::cuda) continue;
       for (int tile : {4, 6, 12, 64}) {
-        for (int split : {1, 2}) {
+        for (int split : {1, 2, 4}) {
           if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
           for (int segments : {1, 3}) {
             SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
@@ -459,7 +463,9 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
             expect_bitwise_equal(kernels::run_selective_scan(c.p, inputs, backend, staged),
                                  kernels::run_selective_scan(c.p, inputs, backend, direct), where);
             ++compared;
+            if (c.p.dstate == 64) ++compared_dstate64;
             if (split == 2) ++compared_split;
+            if (split == 4) ++compared_split4;
             if (kernels::selective_scan_workspace_layout(c.p, direct).fwd_segments > 1) ++compared_segmented;
           }
         }
@@ -467,11 +473,13 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
     }
   }
   EXPECT_GE(compared, 20);
+  EXPECT_GE(compared_dstate64, 2) << "direct_io at dstate 64 (blocks of 4 steps) must be compared";
   EXPECT_GE(compared_segmented, 10) << "direct_io in time segments must be compared";
   int widest = 1;
   for (BackendKind backend : kernel_backends())
     widest = std::max(widest, kernels::selective_scan_backend_limits(backend).max_team_size);
   if (widest >= 2) EXPECT_GE(compared_split, 10) << "direct_io with two threads per channel must be compared";
+  if (widest >= 4) EXPECT_GE(compared_split4, 10) << "direct_io with four threads per channel must be compared";
 }
 
 // The backward walking 2 or 4 states at once interleaves independent chains; each step's du, ddt,
@@ -671,14 +679,16 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.bwd_state_split = 1; c.bwd_team_size = 1; c.dstate_static = 2; p.dstate = 2;
     EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_interleave 4 must divide dstate_static 2"));
     p.dstate = 4; }
-  // direct_io: one or two threads a channel, whole warps for two on CUDA (its shuffles), steps
-  // counted in 32 bits
+  // direct_io: one, two or four threads a channel, whole warps for two and four on CUDA (their
+  // shuffles and warp syncs), steps counted in 32 bits
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16; c.bwd_channels_per_team = 1;
     c.direct_io = 1; c.state_split = 2; c.channels_per_team = 32; c.team_size = 64;
     EXPECT_EQ(reason(c, BackendKind::cuda), "");
     c.channels_per_team = 2; c.team_size = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "team_size must be a multiple of 32, got 4"));
     EXPECT_EQ(reason(c, BackendKind::openmp).find("multiple of 32"), std::string::npos);
-    c.state_split = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "needs state_split 1 or 2"));
+    c.state_split = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "team_size must be a multiple of 32, got 4"));
+    c.channels_per_team = 16; c.team_size = 64; EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.state_split = 3; c.team_size = 48; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "needs state_split 1, 2 or 4, got 3"));
     c.state_split = 1; c.channels_per_team = c.team_size = 32; EXPECT_EQ(reason(c, BackendKind::cuda), "");
     c.fwd_time_segments = 2; EXPECT_EQ(reason(c, BackendKind::cuda), "");  // in time segments too
     SelectiveScanProblem long_one = p; long_one.seqlen = std::int64_t(1) << 31; long_one.with_backward = false;
@@ -807,13 +817,16 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       }
       // each thread moving its own inputs in registers wherever the forward runs without time
       // segments (dstate 16 to 64 here), and at dstate 16 in time segments, as measured on the
-      // H200: two threads a channel (teams of 64) at dstate 16 where one fills fewer than 7 warps
-      // an SM (132 SMs; so wherever segments run), else one
+      // H200: four threads a channel (teams of 128) at dstate 16 where four fill the threads
+      // resident at the 128-register cap without segments (132 SMs x 512), two (teams of 64) where
+      // one fills fewer than 7 warps an SM (so wherever segments run), else one
       EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 || s.n == 16 ? 1 : 0) << h.to_json().dump();
-      if (h.direct_io == 1) {
-        const bool two = s.n == 16 && channels < 7 * 32 * 132;
-        EXPECT_EQ(h.state_split, two ? 2 : 1) << h.to_json().dump();
-        EXPECT_EQ(h.team_size, two ? 64 : h.channels_per_team) << h.to_json().dump();
+      if (h.direct_io == 1 && kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
+        const bool four = s.n == 16 && !segmented && 4 * channels <= resident;
+        const bool two = !four && s.n == 16 && channels < 7 * 32 * 132;
+        EXPECT_EQ(h.state_split, four ? 4 : two ? 2 : 1) << h.to_json().dump();
+        EXPECT_EQ(h.team_size, four ? 128 : two ? 64 : h.channels_per_team) << h.to_json().dump();
+        if (s.b == 8 && s.d == 2048) EXPECT_EQ(h.state_split, 4);  // the one issue shape four fill
       }
     }
     SelectiveScanProblem inference = p;

@@ -4,7 +4,8 @@
 # of 4 (forward and backward) are checked against the oracle here and not only on the GPU (a change
 # that broke a split of 4 over chunks of 8 was seen only by the H200: properties/corpus/README.md),
 # and s7_scan's "scanned" walk composes the maps of 3 to 8 chunks across a team (with teams of
-# two its scan has nothing to combine). Then backward teams of 32 channels with 32 and 64 threads (below).
+# two its scan has nothing to combine). Then backward teams of 32 channels with 32 and 64 threads,
+# and direct_io's four threads a channel (below).
 #   bash properties/kernels/wide_teams.sh path/to/scanlab
 set -euo pipefail
 scanlab="${1:?usage: wide_teams.sh path/to/scanlab}"
@@ -21,3 +22,8 @@ for config in '{"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_split":
   OMP_NUM_THREADS=64 "$scanlab" check selective_scan --backend openmp --impl tiled --config "$config" \
     --cases 60 --seed 9 --max-size 4000
 done
+# direct_io with four threads a channel exchanges dt, u and y's shares through scratch between
+# syncs: teams of 32 threads on the host, in time segments (its summary pass syncs on its own).
+OMP_NUM_THREADS=32 "$scanlab" check selective_scan --backend openmp --impl tiled \
+  --config '{"direct_io":1,"state_split":4,"channels_per_team":8,"team_size":32,"time_tile":16,"fwd_time_segments":3}' \
+  --cases 60 --seed 9 --max-size 4000
