@@ -1191,7 +1191,7 @@ template <class Space, int kN>
 void forward_for_dstate(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams_per_chunk = q.batch * q.groups * q.fwd_tiles;
   const index_t scratch = q.fwd_scratch.total;
-  if (c.impl == "tiled" && c.direct_io != 0) {  // invalid_reason(): state_split 1 or 2, one time segment
+  if (c.impl == "tiled" && c.direct_io != 0) {  // invalid_reason(): state_split 1, 2 or 4
     forward_direct<Space>(q, c, space);
     return;
   }

@@ -96,9 +96,10 @@ struct SelectiveScanConfig {
   int fwd_time_segments = 1;   // "tiled" forward likewise: time segments of whole tiles and chunks
                                // run in parallel, each from its start state (a summary pass
                                // first); 1 for the other implementations
-  int direct_io = 0;           // "tiled" forward: 1 has each thread (one or two per channel:
-                               // state_split 1 or 2; in time segments too) read its channel's u,
-                               // delta, z straight into registers in 4-step blocks and write its
+  int direct_io = 0;           // "tiled" forward: 1 has each thread (one, two or four per channel:
+                               // state_split 1, 2 or 4; in time segments too) read its channel's
+                               // u, delta, z straight into registers in 8-step blocks (4 at
+                               // dstate 64) and write its
                                // outputs the same way, only per-step B and C passing through team
                                // tiles; 0 moves every input and the output through team tiles; 0
                                // for the other implementations
