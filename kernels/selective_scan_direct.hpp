@@ -8,9 +8,9 @@
 // per-step B and C pass through team scratch (double-buffered step-major tiles shared by the
 // team's channels, filled one tile ahead, one barrier a tile). Each thread reads its channel's
 // inputs straight into registers in blocks of 8 steps, 32 bytes a channel and tensor (4 steps at
-// dstate 64; the next block's loads in flight while this one computes) and writes its outputs the same way: no input or output tile and no pass over
-// scratch per element (the staged forward spends ~60% of its instructions there:
-// reports/speed-notes.md §9, §16, §22).
+// dstate 64; the next block's loads in flight while this one computes) and writes its outputs
+// the same way: no input or output tile and no pass over scratch per element (the staged
+// forward spends ~60% of its instructions there: reports/speed-notes.md §9, §16, §22).
 //
 // Time segments (fwd_time_segments, where the channels alone leave the device idle) as in the
 // staged forward: a summary pass (each segment but the last walked from a zero state, with the
@@ -21,8 +21,9 @@
 // With two threads a channel (twice the warps of one, speed-notes §28-§29) the per-step work is
 // split, not repeated: part q owns steps [4q, 4q + 4) of each block (of 8; [2q, 2q + 2) of 4). It
 // loads u, raw delta and z of those steps only (the partners' 16-byte reads are the two halves
-// of one sector), turns them into dt and act(z), and the partners swap their four dt and u values (swap_with_partner: one
-// warp shuffle a value on CUDA); both then run every step of the block over their own states;
+// of one sector), turns them into dt and act(z), and the partners swap their four dt and u values
+// (swap_with_partner: one warp shuffle a value on CUDA); both then run every step of the block
+// over their own states;
 // each sends its share of y for the partner's four steps and receives the partner's share of its
 // own, adds the shares in part order (part 0's with D·u, as the staged forward) and gates and
 // stores its four steps. The results are bitwise the staged forward's with
@@ -95,6 +96,16 @@ struct ForwardDirect {
         const streaming::Float4 f = load4(at + 4 * q);
         v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
       }
+    }
+  }
+
+  // kOwn floats to `at`, the same accesses as load_own.
+  static KOKKOS_FORCEINLINE_FUNCTION void store_own(float* at, const float (&v)[kOwn]) {
+    if constexpr (kOwn == 2) {
+      streaming::store2(at, streaming::Float2{v[0], v[1]});
+    } else {
+      SCANLAB_UNROLL
+      for (int q = 0; q < kOwn / 4; ++q) store4(at + 4 * q, streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
     }
   }
 
@@ -235,13 +246,7 @@ struct ForwardDirect {
 
   KOKKOS_FORCEINLINE_FUNCTION void store(const Row& r, int t, int n, int own, const float (&v)[kOwn]) const {
     if (kVec && n == kBlock) {
-      if constexpr (kOwn == 2) {
-        streaming::store2(r.out + t + own, streaming::Float2{v[0], v[1]});
-      } else {
-        SCANLAB_UNROLL
-        for (int q = 0; q < kOwn / 4; ++q)
-          store4(r.out + t + own + 4 * q, streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
-      }
+      store_own(r.out + t + own, v);
       return;
     }
     SCANLAB_UNROLL
