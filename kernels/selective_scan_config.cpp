@@ -81,16 +81,14 @@ TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanCon
   TiledScratch s;
   std::int64_t off = 0;
   const std::int64_t split = std::max(1, c.state_split);
-  // direct_io: B and C only (each thread moves its channel's inputs and output in registers);
-  // with two threads per channel, eight floats a thread for the host's swap between partners
-  // (a block's four dt and four u); with four, twelve on every backend (ForwardDirect's
-  // kExchangeRow: two dt, two u and 8 y shares a thread), 16-byte aligned
+  // direct_io: B and C only (each thread moves its channel's inputs and output in registers),
+  // and with two or four threads a channel their exchange (direct_exchange_floats), 16-byte aligned
   s.in = take_tile_buffers(off, p, c.direct_io ? 0 : c.team_size / split, effective_time_tile(p, c));
   if (!c.direct_io) {
     s.out = take(off, c.team_size * s.in.row);
   } else if (split > 1) {
     off = (off + 3) / 4 * 4;
-    s.out = take(off, c.team_size * (split == 4 ? 12 : 8));
+    s.out = take(off, c.team_size * direct_exchange_floats(split));
   }
   s.total = off + 4;  // slack for aligning the base to 16 bytes
   return s;

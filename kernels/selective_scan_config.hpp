@@ -85,10 +85,10 @@ struct SelectiveScanConfig {
   int bwd_state_interleave = 1;  // "tiled" backward with bwd_state_split 1 at chunk_len 8: states
                                  // a thread walks together (1, 2 or 4; must divide dstate), their
                                  // independent chains interleaved; 1 otherwise
-  int fast_activations = 0;    // "tiled": 1 computes softplus and silu's σ from the SFU (MUFU.EX2
-                               // and MUFU.RCP, sfu.hpp) instead of the library's expf, log1pf and
-                               // division; compiled into the kernels, not a run-time branch; 0
-                               // for the other implementations
+  int fast_activations = 0;    // "tiled": 1 computes softplus and silu's σ with one MUFU.EX2 each
+                               // (the rest on the FMA pipe, sfu.hpp) instead of the library's
+                               // expf, log1pf and division; compiled into the kernels, not a
+                               // run-time branch; 0 for the other implementations
   int bwd_time_segments = 1;   // "tiled" backward: time segments run in parallel (a summary pass
                                // first gives each segment its end adjoint), for problems with too
                                // few channels to fill the device; 1 walks all chunks in one team,
@@ -221,6 +221,13 @@ struct TileBuffers {
 // dstate rounded up to 4, plus 4: 16-byte aligned steps, and the copy-in's consecutive steps of one
 // state two to a bank instead of all on one or two.
 constexpr std::int64_t tiled_forward_bc_step(std::int64_t dstate) { return (dstate + 3) / 4 * 4 + 4; }
+// direct_io's team-scratch floats a thread for the exchange between a channel's threads: two swap a
+// block's four dt and four u (the host's swap_with_partner; warp shuffles on CUDA), four exchange
+// their two dt, two u and then the y shares of the block's 8 steps (ForwardDirect's kExchangeRow);
+// one exchanges nothing. The layout (tiled_scratch) and the kernel both read it from here.
+constexpr std::int64_t direct_exchange_floats(std::int64_t state_split) {
+  return state_split == 4 ? 12 : state_split == 2 ? 8 : 0;
+}
 // "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
 // of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
 // request (`total` includes the slack).

@@ -62,10 +62,10 @@ struct ForwardDirect {
   static constexpr int kBlock = kN >= 64 && kS < 4 ? 4 : 8;
   static constexpr int kOwn = kBlock / kS;  // steps of a block this thread loads, prepares, gates and stores
   // Four threads a channel exchange through team scratch (kExchangeRow floats a thread: its two
-  // dt and two u, then its y shares of the block's 8 steps; selective_scan_config.cpp's
-  // tiled_scratch reserves them); two swap by warp shuffles.
-  static constexpr int kExchangeRow = 2 * kOwn + kBlock;
-  static_assert(kS < 4 || (kOwn == 2 && kExchangeRow == 12), "tiled_scratch reserves 12 floats a thread for four");
+  // dt and two u, then its y shares of the block's 8 steps; tiled_scratch reserves the same
+  // direct_exchange_floats); two swap by warp shuffles.
+  static constexpr int kExchangeRow = int(direct_exchange_floats(kS));
+  static_assert(kS != 4 || (kOwn == 2 && kExchangeRow == 2 * kOwn + kBlock), "four: two dt, two u, a block's y shares");
   static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;

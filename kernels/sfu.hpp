@@ -3,7 +3,8 @@
 // On CUDA each is one MUFU instruction (ex2.approx / lg2.approx / rcp.approx, flush-to-zero:
 // about 2 ulp, which the error bounds cover); on the host it is the C library's function.
 // `scanlab ceilings` measures the rate of exactly these functions, so the SFU ceiling a sweep
-// compares against is the rate of the code the kernels run.
+// compares against is the rate of the code the kernels run. The activation forms at the end take
+// one MUFU each and do the rest on the FMA pipe: the same code on the host and the GPU (mul_add).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -71,31 +72,61 @@ KOKKOS_INLINE_FUNCTION float sfu_rcp(float x) {
 #endif
 }
 
-// σ(x) from the SFU: e = 2^(-|x|·log2 e) by MUFU.EX2 keeping subnormals, 1 / (1 + e) by MUFU.RCP,
-// and e times that below 0 (device_math::sigmoid_f32's form, which never overflows). The
-// argument's rounding is a relative error of up to |x|·eps32 in e, the size of the input rounding
-// σ's error bound already charges; the three SFU-form roundings are within kBoundSafety.
+// a·b + c: one FFMA on the GPU (and on hosts built with FMA), a multiply and an add on other hosts,
+// where fmaf would be a library call (2.8x slower activations on the host, measured).
+KOKKOS_FORCEINLINE_FUNCTION float mul_add(float a, float b, float c) {
+#if defined(__CUDA_ARCH__) || defined(__FMA__)
+  return fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// 1/x for x in [1, 2] on the FMA pipe, where MUFU.RCP would queue behind the decays' MUFU.EX2 (the
+// forward issues ~20 MUFU a step at the anchor: 16 decays, 2 exps and 2 reciprocals in the
+// activations; reports/speed-notes.md §42). A quadratic seed (relative error 1.2%, a Chebyshev fit
+// on [1, 2]) and two Newton steps r += r·(1 − x·r), each squaring the error: 1.5e-4, then ~2e-8
+// before the last rounding. Six FFMA. 1 gives exactly 1 (a host test holds it); NaN stays NaN.
+KOKKOS_INLINE_FUNCTION float reciprocal_1_to_2(float x) {
+  float r = mul_add(mul_add(0.333044469f, x, -1.48441482f), x, 2.14274836f);
+  r = mul_add(r, mul_add(-x, r, 1.0f), r);
+  return mul_add(r, mul_add(-x, r, 1.0f), r);
+}
+
+// log1p(t) for t in [0, 1] on the FMA pipe: t·P(t), P a degree-8 Chebyshev fit of log1p(t)/t on
+// [0, 1] (P(0) = 1: relative accuracy down to the subnormals), by Horner. Relative error over
+// [0, 1] 2.8 eps32 with FMA, 3.2 without (measured against float64; reports/speed-notes.md §42).
+// Nine FMA-pipe instructions, no MUFU.
+KOKKOS_INLINE_FUNCTION float log1p_unit(float t) {
+  float p = 0.00525345793f;
+  p = mul_add(p, t, -0.0295885075f);
+  p = mul_add(p, t, 0.0783616677f);
+  p = mul_add(p, t, -0.136747703f);
+  p = mul_add(p, t, 0.191114306f);
+  p = mul_add(p, t, -0.248443693f);
+  p = mul_add(p, t, 0.333192706f);
+  p = mul_add(p, t, -0.499995023f);
+  p = mul_add(p, t, 1.0f);
+  return t * p;
+}
+
+// σ(x) with one MUFU: e = 2^(-|x|·log2 e) by MUFU.EX2 keeping subnormals, 1 / (1 + e) on the FMA
+// pipe (reciprocal_1_to_2: 1 + e is in [1, 2]), and e times that below 0 (device_math::sigmoid_f32's
+// form, which never overflows). The argument's rounding is a relative error of up to |x|·eps32 in
+// e, the size of the input rounding σ's error bound already charges; the form's own roundings are
+// within kBoundSafety.
 KOKKOS_INLINE_FUNCTION float sigmoid_sfu_f32(float x) {
   const float e = sfu_exp2_subnormal(-fabsf(x) * 1.4426950408889634f);
-  const float r = sfu_rcp(1.0f + e);
+  const float r = reciprocal_1_to_2(1.0f + e);
   return x >= 0.0f ? r : e * r;
 }
 
-// log(1 + e^x) = max(x, 0) + log1p(e^-|x|) from the SFU: t = e^-|x| in (0, 1] by MUFU.EX2 (subnormals
-// kept: below x ≈ -87.3 the value itself is subnormal), then log1p(t) = 2·atanh(s), s = t / (2 + t)
-// in (0, 1/3] (one MUFU.RCP), by atanh's odd series to s^13 (the next term is below eps32 / 4).
-// Relative error ~|x|·eps32 from the argument's rounding, as in sigmoid_sfu_f32, plus a few ulp.
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|) with one MUFU: t = e^-|x| in [0, 1] by MUFU.EX2
+// (subnormals kept: below x ≈ -87.3 the value itself is subnormal), then log1p_unit(t). Relative
+// error ~|x|·eps32 from the argument's rounding, as in sigmoid_sfu_f32, plus a few ulp.
 KOKKOS_INLINE_FUNCTION float softplus_sfu_f32(float x) {
   const float t = sfu_exp2_subnormal(-fabsf(x) * 1.4426950408889634f);
-  const float s = t * sfu_rcp(2.0f + t), s2 = s * s;
-  float series = 1.0f / 13.0f;  // atanh(s) / s - 1 = s²/3 + s⁴/5 + ... + s¹²/13, by Horner in s²
-  series = series * s2 + 1.0f / 11.0f;
-  series = series * s2 + 1.0f / 9.0f;
-  series = series * s2 + 1.0f / 7.0f;
-  series = series * s2 + 1.0f / 5.0f;
-  series = series * s2 + 1.0f / 3.0f;
-  const float two_s = s + s;
-  return fmaxf(x, 0.0f) + (two_s * (series * s2) + two_s);
+  return fmaxf(x, 0.0f) + log1p_unit(t);
 }
 
 }  // namespace scanlab

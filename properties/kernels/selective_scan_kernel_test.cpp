@@ -733,12 +733,14 @@ TEST(KernelSelectiveScan, ConfigJsonRoundTripAndErrors) {
   EXPECT_EQ(kernels::selective_scan_implementations(), (std::vector<std::string>{"sequential", "chunked", "tiled"}));
 }
 
-// The SFU activation forms' own algorithm (on the host the exp2 and the reciprocal are the C
-// library's; on a GPU MUFU adds its ~2^-22 relative error, which `scanlab check --impl tiled`
-// covers there), over a dense grid of x through the subnormal range: the error stays within a few
-// eps32 of eps32·(|f'(x)·x| + |f(x)|), the argument's rounding (the error bound charges the same
-// for the input's) plus the result's. Measured with numpy in float32 steps: 3.1 for softplus,
-// 2.2 for σ; atanh's series one term shorter gives 5.6, so 4 separates the two.
+// The SFU activation forms' own algorithm (on the host the exp2 is the C library's; on a GPU
+// MUFU.EX2 adds its ~2^-22 relative error, which `scanlab check --impl tiled` covers there; the
+// rest is the same FMA code on both), over a dense grid of x through the subnormal range: the
+// error stays within a few eps32 of eps32·(|f'(x)·x| + |f(x)|), the argument's rounding (the error
+// bound charges the same for the input's) plus the result's. Measured on the host build (no FMA:
+// mul_add is a multiply and an add) 3.0 for softplus and 2.4 for σ, with FMA 2.7 and 2.1;
+// log1p_unit's polynomial one degree lower gives 5.5, one Newton step fewer in σ's reciprocal
+// ~200, so 4 separates them.
 TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
   const double eps = std::ldexp(1.0, -24), underflow = std::ldexp(1.0, -149);
   double worst_softplus = 0, worst_sigmoid = 0;
@@ -767,6 +769,28 @@ TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
     ASSERT_EQ(sigmoid_sfu_f32(x), 1.0f) << x;
   }
   EXPECT_EQ(softplus_sfu_f32(INFINITY), INFINITY);
+}
+
+// The FMA-pipe pieces of the SFU forms on their own: the reciprocal over every float in [1, 2]
+// (measured worst |x·r − 1|: 1.78·2^-24 on the host build without FMA, 1.36·2^-24 with it) and
+// log1p_unit's relative error over [0, 1] (3.2 and 2.8 eps32).
+TEST(KernelSelectiveScan, SfuFormsFmaPiecesAccurate) {
+  const double eps = std::ldexp(1.0, -24);
+  double worst_reciprocal = 0, worst_log1p = 0;
+  for (float x = 1.0f; x <= 2.0f; x = std::nextafter(x, 3.0f))
+    worst_reciprocal = std::max(worst_reciprocal, std::fabs(double(reciprocal_1_to_2(x)) * double(x) - 1.0));
+  for (int i = 1; i <= 1'000'000; ++i) {
+    const float t = float(i / 1e6);
+    const double exact = std::log1p(double(t));
+    worst_log1p = std::max(worst_log1p, std::fabs(double(log1p_unit(t)) - exact) / exact);
+  }
+  EXPECT_LT(worst_reciprocal, 2 * eps);
+  EXPECT_LT(worst_log1p, 4 * eps);
+  EXPECT_EQ(reciprocal_1_to_2(1.0f), 1.0f);
+  EXPECT_EQ(reciprocal_1_to_2(2.0f), 0.5f);
+  EXPECT_EQ(log1p_unit(0.0f), 0.0f);
+  EXPECT_EQ(log1p_unit(1e-40f), 1e-40f);  // a subnormal t: log1p(t) rounds to t
+  EXPECT_TRUE(std::isnan(reciprocal_1_to_2(NAN)));
 }
 
 // The rule picks "tiled" from 1024 channels (batch·dim; training and inference), else "chunked"; it
