@@ -260,10 +260,10 @@ KOKKOS_INLINE_FUNCTION GateValue gate_f32(GateActivation activation, float z) {
 }
 
 // softplus, its slope and the gate in the form the tiled kernels compile (config field
-// fast_activations): kSfu false, the library forms above; true, softplus and silu's σ with one
-// MUFU.EX2 each (sfu.hpp: ~13 and ~10 instructions against ~45 and ~25 for expf/log1pf and the IEEE
-// divide; the gelus keep their library forms). Compile-time, because a run-time choice between the two cost
-// more than it saved (reports/speed-notes.md §10).
+// fast_activations): kSfu false, the library forms above (~45 and ~25 instructions for expf/log1pf
+// and the IEEE divide); true, softplus and silu's σ with one MUFU.EX2 each and the rest on the FMA
+// pipe (sfu.hpp); the gelus keep their library forms. Compile-time, because a run-time choice
+// between the two cost more than it saved (reports/speed-notes.md §10).
 // The SFU forms need no threshold test: above 20, e^-raw < 2.1e-9 is below half an ulp of raw
 // and of 1, so softplus_sfu_f32(raw) rounds to raw and sigmoid_sfu_f32(raw) to 1 (the Newton
 // reciprocal of 1 is exactly 1) bit for bit, the threshold's values (a host test holds them equal).
