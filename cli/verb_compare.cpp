@@ -13,7 +13,11 @@ int run_compare(int argc, char** argv) {
   CLI::App app{"Compares two sweep JSON files case by case (matched by op, direction, shape and options): the\n"
                "ratio of median times and a verdict. B is 'faster' or 'slower' only when the interquartile ranges\n"
                "of the two times do not overlap and the medians differ by at least --min-change; otherwise the\n"
-               "difference is 'same within noise'. Works run-to-run, version-to-version and against a peer.",
+               "difference is 'same within noise'. Works run-to-run, version-to-version and against a peer.\n"
+               "The quartiles see only the repetitions inside each sweep, not what moves a whole sweep: two\n"
+               "builds of the same kernel source, or a call's first sweep, differed by 1-3% on the H200\n"
+               "(reports/results/h200/2026-12-04-s23/call1/compare.txt). Compare builds A, B, A, B in one run\n"
+               "and raise --min-change (0.03) before calling a few percent a change.",
                "scanlab compare"};
   std::string a, b, json_out;
   double min_change = 0.01;
