@@ -4,7 +4,7 @@
 # script repeated these (duplicates listed 28 pairs); the scripts that already ran keep their own
 # copies, since they record what ran.
 #   source scripts/gpu/call-helpers.sh
-#   call_begin "$1"                  # unpacks build/carry, makes $O, starts the clock
+#   call_begin "$1"                  # unpacks build/carry, makes $O
 #   start_peer_build mamba_ssm       # builds a peer from .peers/src in the background
 #   ab "$BASE" baseline fwd          # one sweep of the shapes in $SH, named scanlab-NAME
 #   ...
@@ -21,10 +21,13 @@ if [ -z "${OPTS+x}" ]; then OPTS=(--z on --D on --delta-bias on --softplus on); 
 left() { echo $(( ${DEADLINE:-560} - SECONDS )); }
 
 # run COMMAND...: records the command in $O/commands.txt and runs it under what is left of the
-# deadline; skipped (status 1) when less than 6 seconds are left.
+# deadline (counted from the script's start, bash's SECONDS); skipped with a line on stderr and
+# status 124, timeout's own, when 5 seconds or fewer are left, so the tar at the end still gets
+# written (speed-probe.sh's run, which has its own copy, does the same).
 run() {
   echo "+ $*" >> "$O/commands.txt"
-  [ "$(left)" -gt 5 ] && timeout "$(left)" "$@"
+  if [ "$(left)" -le 5 ]; then echo "call: out of time, skipped: $1" >&2; return 124; fi
+  timeout "$(left)" "$@"
 }
 
 # call_begin OUT_DIR: the carried binaries unpacked (on the device; a host try-out with BACKEND
