@@ -3,7 +3,8 @@
 #   scripts/setup.sh [cpu] [cuda] [python]   (default: cpu python)
 # cpu:    Debian packages, static Google Benchmark, Kokkos Serial+OpenMP
 # cuda:   Kokkos Serial+OpenMP+CUDA (sm_90), built with nvcc_wrapper; needs nvcc, no GPU
-# python: a venv with numpy and matplotlib for reports and the exec example
+# python: a venv with numpy and matplotlib for reports and the exec example, and NVIDIA's
+#         cuobjdump and nvdisasm wheels for reports/sass_lines.py (no CUDA toolkit here ships them)
 # Builds land under $SCANLAB_DEPS keyed by version, patch and flags (scripts/env.sh); a finished
 # build leaves a stamp, so a second run only checks stamps and takes well under a second.
 set -euo pipefail

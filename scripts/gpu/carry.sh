@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The CUDA binaries of a device call, compressed: the working tree already travels (~40 MB of
-# committed results) and two 20-25 MB binaries would pass the call's 64 MiB limit; xz makes each
-# ~5 MB (the fatbins compress well).
+# The CUDA binaries of a device call, compressed: the working tree travels too (~41 MB of tracked
+# files, most of them results), and two ~50 MB binaries would pass the call's 64 MiB limit. xz
+# makes each ~25 MB (a -lineinfo build ~47: carry a plain one, and map ncu's rows to source lines
+# here with reports/sass_lines.py and the -lineinfo twin), so a call with two moves the results
+# of earlier sessions out of the tree first (each call's README says which).
 #   bash scripts/gpu/carry.sh pack      # here: build/cuda/scanlab [and build/baseline/scanlab] → build/carry/
 #   bash scripts/gpu/carry.sh unpack    # there, first in the call's command (carry ["build/carry", ...])
 # unpack uses Python's lzma, so the device machine needs no xz.
