@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """One kernel's SASS put on its source lines: which source line each instruction came from, per
-line the static instruction count and opcodes, and with an Nsight Compute source export of the
-same binary (`ncu --import R --page source --csv --print-source sass`, as speed-probe.sh and the
-calls' run.sh write it) the executed instructions and stall samples per line too.
+line the static instruction count and opcodes, and with an Nsight Compute source export
+(`ncu --import R --page source --csv --print-source sass`, as speed-probe.sh and the calls'
+run.sh write it) the executed instructions and stall samples per line too.
 
-The binary needs line tables (-lineinfo: the cuda preset plus -DCMAKE_CXX_FLAGS=-lineinfo; the
-line tables change no instruction). Instructions are matched to the export's rows by their offset
-from the kernel's first instruction, so the export must come from this very binary.
+The binary needs line tables (-lineinfo: the cuda preset plus -DCMAKE_CXX_FLAGS=-lineinfo). The
+export may come from it or from a plain build of the same commit, which is what a device call
+carries (a -lineinfo build compresses to ~47 MB, a plain one to ~25): instructions are matched to
+the export's rows by their offset from the kernel's first instruction, and an export whose
+instruction count or any opcode differs is refused. In session 24 a -lineinfo build and a plain
+one (of two commits whose backward code is the same) gave the interleaved backward the same
+instructions but for one pair of compares in swapped order and the constant-bank offsets.
 
     python3 reports/sass_lines.py BINARY KERNEL_SUBSTRING [--ncu CSV[.gz]] [--top N] [--file SUBSTRING]
 
@@ -60,7 +64,11 @@ def demangle(names):
 
 def kernels_with_lines(binary, workdir):
     """{mangled name: [(offset, source line or None, instruction text)]} of every sm_ cubin."""
-    run([tool("cuobjdump"), "-xelf", "all", os.path.abspath(binary)], cwd=workdir)
+    # One ELF at a time: `-xelf all` stops at the first it cannot write, and scanlab's executable
+    # holds one whose file name cuobjdump makes from its sources' names, too long for the disk.
+    listing = run([tool("cuobjdump"), "-lelf", os.path.abspath(binary)])
+    for name in re.findall(r"ELF file\s+\d+:\s+(\S+\.cubin)", listing):
+        subprocess.run([tool("cuobjdump"), "-xelf", name, os.path.abspath(binary)], cwd=workdir, capture_output=True)
     cubins = sorted(f for f in os.listdir(workdir) if f.endswith(".cubin"))
     if not cubins:
         sys.exit(f"sass_lines: no cubin in {binary}")

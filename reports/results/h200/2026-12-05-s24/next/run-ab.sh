@@ -4,8 +4,9 @@
 # activations under one branch a chunk, + §48's config field bwd_stage_inputs, 0 in its heuristic).
 # build/baseline: main's kernels (0e11f4c's). Back here,
 # the backward's stall rows go on source lines with the same commit's -lineinfo build (too big to
-# carry beside two binaries; kept in build/lineinfo/, whose SASS is the plain build's):
-#   python3 reports/sass_lines.py build/lineinfo/scanlab 'BackwardTiled<Kokkos::Cuda, 8, 1, true,
+# carry beside two binaries: `cmake --preset cuda -B build/cuda-lineinfo -DCMAKE_CXX_FLAGS=-lineinfo`
+# after sourcing scripts/env.sh, then `cmake --build build/cuda-lineinfo --target scanlab`):
+#   "$SCANLAB_VENV/bin/python" reports/sass_lines.py build/cuda-lineinfo/scanlab 'BackwardTiled<Kokkos::Cuda, 8, 1, true,
 #     (scanlab::kernels::detail::TimeSegments)0, 2, false>' --ncu OUT/ncu-bwd-source-sass.csv.gz
 # A warm-up sweep, then forward and backward of both binaries, each twice, alternating, on the
 # six issue shapes, dstate 32 and 64. §46 touches only the forward's walk (and adds an upper bound
