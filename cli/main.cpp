@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,19 @@ int main(int argc, char** argv) {
   }
   for (auto& a : binding) kokkos_args.push_back(a.data());
   int kokkos_argc = static_cast<int>(kokkos_args.size());
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
+  // A CUDA build started where CUDA cannot run (no driver, no GPU) throws from Kokkos' start-up:
+  // a message that says so, not an uncaught exception.
+  std::unique_ptr<Kokkos::ScopeGuard> kokkos;
+  try {
+    kokkos = std::make_unique<Kokkos::ScopeGuard>(kokkos_argc, kokkos_args.data());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "scanlab: error: Kokkos could not start its backends: %s\n"
+                 "scanlab: a CUDA build needs an NVIDIA GPU and driver; elsewhere use the CPU build "
+                 "(bash scripts/build.sh cpu)\n",
+                 e.what());
+    return 2;
+  }
   try {
     return scanlab::cli::dispatch(static_cast<int>(cli_args.size()), cli_args.data());
   } catch (const std::exception& e) {
