@@ -99,7 +99,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary")
     ap.add_argument("kernel", help="a substring of the kernel's demangled name")
-    ap.add_argument("--ncu", help="the ncu source export (sass) of this binary: adds executed counts and stalls")
+    ap.add_argument("--ncu", help="the ncu source export (sass) of this binary or its plain twin: adds executed "
+                    "counts and stall samples")
     ap.add_argument("--top", type=int, default=40, help="lines to list (default 40)")
     ap.add_argument("--file", default="", help="only source files whose path contains this")
     a = ap.parse_args()
