@@ -16,9 +16,9 @@ instructions but for one pair of compares in swapped order and the constant-bank
 
 KERNEL_SUBSTRING matches the demangled name, written either way (c++filt's 'BackwardTiled<Kokkos::
 Cuda, 8, 1, true, (scanlab::kernels::detail::TimeSegments)0, 2>' or ncu's '(int)8, (int)1, (bool)1');
-the first kernel it matches is used, and the others are listed. Needs cuobjdump and nvdisasm: on $PATH, in CUDA's bin, or the venv's (scripts/setup.sh
-python installs NVIDIA's PyPI wheels of both: the CUDA toolkits here ship neither); c++filt
-(binutils) demangles.
+the first kernel it matches is used, and the others are listed. Needs cuobjdump and nvdisasm: on
+$PATH, in CUDA's bin, or the venv's (scripts/setup.sh python installs NVIDIA's PyPI wheels of
+both: the CUDA toolkits here ship neither); c++filt (binutils) demangles.
 """
 import argparse
 import collections
@@ -66,9 +66,10 @@ def kernels_with_lines(binary, workdir):
     """{mangled name: [(offset, source line or None, instruction text)]} of every sm_ cubin."""
     # One ELF at a time: `-xelf all` stops at the first it cannot write, and scanlab's executable
     # holds one whose file name cuobjdump makes from its sources' names, too long for the disk.
-    listing = run([tool("cuobjdump"), "-lelf", os.path.abspath(binary)])
+    cuobjdump, nvdisasm, path = tool("cuobjdump"), tool("nvdisasm"), os.path.abspath(binary)
+    listing = run([cuobjdump, "-lelf", path])
     for name in re.findall(r"ELF file\s+\d+:\s+(\S+\.cubin)", listing):
-        subprocess.run([tool("cuobjdump"), "-xelf", name, os.path.abspath(binary)], cwd=workdir, capture_output=True)
+        subprocess.run([cuobjdump, "-xelf", name, path], cwd=workdir, capture_output=True)
     cubins = sorted(f for f in os.listdir(workdir) if f.endswith(".cubin"))
     if not cubins:
         sys.exit(f"sass_lines: no cubin in {binary}")
@@ -77,7 +78,7 @@ def kernels_with_lines(binary, workdir):
     instruction = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;?\s*(/\*.*)?$")
     kernels = {}
     for cubin in cubins:
-        text = run([tool("nvdisasm"), "-g", "-c", os.path.join(workdir, cubin)])
+        text = run([nvdisasm, "-g", "-c", os.path.join(workdir, cubin)])
         current, where = None, None
         for line in text.splitlines():
             m = header.match(line)
@@ -129,15 +130,15 @@ def main():
             sys.exit(f"sass_lines: the export has {len(rows)} instructions, the binary's kernel {len(sass)}: "
                      "not the same binary")
         first = int(rows[0]["Address"], 16)
-        stall_columns = [c for c in rows[0] if c.startswith("stall_") and "Not Issued" not in c]
-        for r in rows:
-            at = int(r["Address"], 16) - first
-            executed[at] = int(r["Instructions Executed"] or 0)
-            stalls[at] = collections.Counter({c: int(r[c] or 0) for c in stall_columns})
-        ncu_opcodes = {int(r["Address"], 16) - first: opcode(r["Source"]) for r in rows}
-        mismatched = sum(1 for off, _, text in sass if ncu_opcodes.get(off) != opcode(text))
+        by_offset = {int(r["Address"], 16) - first: r for r in rows}
+        mismatched = sum(1 for off, _, text in sass
+                         if off not in by_offset or opcode(by_offset[off]["Source"]) != opcode(text))
         if mismatched:
             sys.exit(f"sass_lines: {mismatched} opcodes differ between the export and the binary: not the same binary")
+        stall_columns = [c for c in rows[0] if c.startswith("stall_") and "Not Issued" not in c]
+        for at, r in by_offset.items():
+            executed[at] = int(r["Instructions Executed"] or 0)
+            stalls[at] = collections.Counter({c: int(r[c] or 0) for c in stall_columns})
 
     per_line = collections.defaultdict(lambda: {"static": 0, "executed": 0, "samples": 0, "ops": collections.Counter(),
                                                "stalls": collections.Counter()})
