@@ -188,13 +188,29 @@ struct BackwardTiled {
         load_channel_steps<kK>(p.delta + at, step, valid, raw);
         load_channel_steps<kK>(p.dout + at, step, valid, dy);
         if (p.has_z) load_channel_steps<kK>(p.z + at, step, valid, gate);
+        // Each activation over the chunk's steps under one branch a chunk, the gate's kind a
+        // compile-time constant (a switch and two branches a step cut the steps into basic blocks
+        // of their own, so their chains could not overlap: speed-notes §47, as §16 for the forward).
+        // A step past the chunk's valid steps selects 0 (its raw delta is 0: nothing overflows).
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
           du_B[k] = ddt_A[k] = y[k] = 0.0f;
-          dt[k] = 0.0f;
-          if (k < valid) dt[k] = p.softplus ? Act::softplus(raw[k] + bias) : raw[k] + bias;
+          dt[k] = raw[k] + bias;
+        }
+        if (p.softplus) {
+          SCANLAB_UNROLL
+          for (int k = 0; k < kK; ++k) dt[k] = Act::softplus(dt[k]);
+        }
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) {
+          dt[k] = k < valid ? dt[k] : 0.0f;
           dtx[k] = dt[k] * x[k];
-          if (p.has_z) dy[k] *= Act::gate(p.gate, gate[k]).act;
+        }
+        if (p.has_z) {
+          with_gate_kind(p.gate, [&](const auto kind) {
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) dy[k] *= Act::gate(decltype(kind)::value, gate[k]).act;
+          });
         }
       }
       float dt_lo = dt[0], dt_hi = dt[0];  // steps past len hold 0, which adds the corner 2^0
@@ -393,17 +409,31 @@ struct BackwardTiled {
           load_channel_steps<kK>(p.dout + at, step, len, dout);
           load_channel_steps<kK>(p.z + at, step, len, gate);
         }
+        // As at the chunk's start: each activation's slope under one branch a chunk (§47).
+        float slope[kK];
+        SCANLAB_UNROLL
+        for (int k = 0; k < kK; ++k) slope[k] = 1.0f;
+        if (p.softplus) {
+          SCANLAB_UNROLL
+          for (int k = 0; k < kK; ++k) slope[k] = Act::softplus_slope(raw[k] + bias);
+        }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
           const float du = dt[k] * du_B[k], ddt = x[k] * du_B[k] + ddt_A[k];
-          const float ddelta = p.softplus ? ddt * Act::softplus_slope(raw[k] + bias) : ddt;
+          const float ddelta = p.softplus ? ddt * slope[k] : ddt;
           out_du[k] = p.has_D ? du + D_d * dy[k] : du;
           out_ddelta[k] = ddelta;
           if (k < len) {
             dD_sum += dy[k] * x[k];
             ddelta_bias_sum += ddelta;
           }
-          if (p.has_z) out_dz[k] = dout[k] * Act::gate(p.gate, gate[k]).slope * (y[k] + D_d * x[k]);
+        }
+        if (p.has_z) {
+          with_gate_kind(p.gate, [&](const auto kind) {
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k)
+              out_dz[k] = dout[k] * Act::gate(decltype(kind)::value, gate[k]).slope * (y[k] + D_d * x[k]);
+          });
         }
         store_channel_steps<kK>(p.du + at, step, len, out_du);
         store_channel_steps<kK>(p.ddelta + at, step, len, out_ddelta);
