@@ -34,6 +34,7 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       {"state_split", {J(1), J(2), J(4)}, false},
       {"bwd_state_split", {J(1), J(2), J(4)}, false},  // likewise tiled's backward
       {"bwd_state_interleave", {J(1), J(2), J(4)}, false},  // tiled's backward at split 1, chunk 8
+      {"bwd_stage_inputs", {J(0), J(1)}, false},  // tiled's backward at interleave 2
       {"fast_activations", {J(0), J(1)}, false},  // tiled's compile-time activation form, likewise
       {"bwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's backward; 1000: a chunk each
       {"fwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's forward; 1000: a tile each

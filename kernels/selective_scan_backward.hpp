@@ -48,20 +48,39 @@ struct StepSums {
   KOKKOS_INLINE_FUNCTION float& at(index_t n, index_t k) const { return base[n * state_stride + k * step_stride]; }
 };
 
-template <class Space, int kK, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole, int kI = 1>
+template <class Space, int kK, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole, int kI = 1,
+          bool kStaged = false>
 struct BackwardTiled {
   using Act = Activations<kSfuActivations>;
   static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
+  // bwd_stage_inputs: each thread copies its channel's next chunk of u, delta, dout, z into the
+  // buffer's input rows with the chunk's B and C (asynchronously: no register holds them), so a
+  // chunk's start waits on no global load and its end re-reads scratch, not L1 (speed-notes §48;
+  // §31 measured the same on session 18's backward: 1.05x at the anchor, 1.06x at
+  // (2,4096,16,8192), lost where the 8 KB more a team cost teams an SM).
+  static_assert(!kStaged || (kS == 1 && kI > 1 && !kSummary), "staged inputs: one thread a channel, states interleaved");
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
 
   KOKKOS_INLINE_FUNCTION void issue_chunk(const Member& team, float* base, index_t b, index_t g, index_t chunk,
-                                          int buf) const {
+                                          int buf, index_t d, index_t valid_steps) const {
     const TiledBackwardScratch& s = p.tiled_bwd_scratch;
     float* const set = base + buf * s.bc_buffer;
     const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
     issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    if constexpr (kStaged) {
+      // this thread's rows (an inactive thread's are zeros: valid_steps 0)
+      const index_t at = p.seq(b, d, t0), valid = min_index(len, valid_steps);
+      float* const rows = set + s.inputs + team.team_rank() * kK;
+      stage_channel_steps(rows, p.u + at, valid);
+      stage_channel_steps(rows + s.inputs_tensor, p.delta + at, valid);
+      stage_channel_steps(rows + 2 * s.inputs_tensor, p.dout + at, valid);
+      if (p.has_z) stage_channel_steps(rows + 3 * s.inputs_tensor, p.z + at, valid);
+    } else {
+      (void)d;
+      (void)valid_steps;
+    }
     device_math::async_copy_commit();
     // A short chunk (the last, or every chunk when seqlen < kK): the state loop reads all kK steps
     // unconditionally (16-byte reads, no per-step selects); a step past len adds nothing because
@@ -75,6 +94,31 @@ struct BackwardTiled {
         set[s.C + at] = 0.0f;
       }
     }
+  }
+
+  // kK steps of one channel into its input row: 16-byte copies where the steps are contiguous and
+  // whole, else one float at a time; the steps from `valid` on are zeros, as load_channel_steps
+  // gives them.
+  KOKKOS_FORCEINLINE_FUNCTION void stage_channel_steps(float* row, const float* at, index_t valid) const {
+    const index_t step = p.st.seq_time;
+    if (steps_vectorizable(at, step, valid, kK)) {
+      SCANLAB_UNROLL
+      for (int q = 0; q < kK; q += 4) device_math::async_copy_f32x4(row + q, at + q);
+    } else {
+      SCANLAB_UNROLL
+      for (int k = 0; k < kK; ++k) {
+        if (k < valid) device_math::async_copy_f32(row + k, at + k * step);
+        else row[k] = 0.0f;
+      }
+    }
+  }
+
+  // Chunk input `tensor` (0 u, 1 delta, 2 dout, 3 z) of this thread's channel: from its staged
+  // rows (kStaged; a chunk's buffer's rows of this thread), else from global memory at `at`.
+  KOKKOS_FORCEINLINE_FUNCTION void load_input(const float* rows, int tensor, const float* at, index_t valid,
+                                              float (&v)[kK]) const {
+    if constexpr (kStaged) load_run<kK>(rows + tensor * p.tiled_bwd_scratch.inputs_tensor, v);
+    else load_channel_steps<kK>(at, p.st.seq_time, valid, v);
   }
 
   // A column's sum over `rows` rows (16-byte aligned): four interleaved partial sums of 16-byte
@@ -156,15 +200,17 @@ struct BackwardTiled {
     const int bc_row = int(bs.bc_row), P = int(bs.contrib_row);
     float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
 
-    issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0);
+    issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0, d, active ? p.chunk_len : 0);
     int buf = 0;
     for (index_t chunk = end_chunk - 1; chunk >= first_chunk; --chunk) {
       const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
       dm::async_copy_wait<0>();
       team.team_barrier();  // this chunk's B, C have landed; every thread is done with the other buffer
-      if (chunk > first_chunk) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1);
+      if (chunk > first_chunk) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1, d, active ? p.chunk_len : 0);
       const float* const Bs = base + buf * bs.bc_buffer + bs.B;
       const float* const Cs = base + buf * bs.bc_buffer + bs.C;
+      // this thread's input rows (kStaged), landed with B and C
+      const float* const inputs = kStaged ? base + buf * bs.bc_buffer + bs.inputs + thread * kK : nullptr;
       const index_t at = p.seq(w.b, d, t0);
       const index_t valid = active ? len : 0;  // an inactive thread's steps are zeros: they add nothing
       // Where the column sums go: dB, dC themselves with one team per group, else this team's
@@ -184,10 +230,10 @@ struct BackwardTiled {
       float dt[kK], dtx[kK], dy[kK], du_B[kK], ddt_A[kK], y[kK];
       {
         float x[kK], raw[kK], gate[kK] = {};
-        load_channel_steps<kK>(p.u + at, step, valid, x);
-        load_channel_steps<kK>(p.delta + at, step, valid, raw);
-        load_channel_steps<kK>(p.dout + at, step, valid, dy);
-        if (p.has_z) load_channel_steps<kK>(p.z + at, step, valid, gate);
+        load_input(inputs, 0, p.u + at, valid, x);
+        load_input(inputs, 1, p.delta + at, valid, raw);
+        load_input(inputs, 2, p.dout + at, valid, dy);
+        if (p.has_z) load_input(inputs, 3, p.z + at, valid, gate);
         // Each activation over the chunk's steps under one branch a chunk, the gate's kind a
         // compile-time constant (a switch and two branches a step cut the steps into basic blocks
         // of their own, so their chains could not overlap: speed-notes §47, as §16 for the forward).
@@ -403,11 +449,11 @@ struct BackwardTiled {
       // the states.
       if (active && part == 0) {
         float x[kK], raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
-        load_channel_steps<kK>(p.u + at, step, len, x);
-        load_channel_steps<kK>(p.delta + at, step, len, raw);
+        load_input(inputs, 0, p.u + at, len, x);
+        load_input(inputs, 1, p.delta + at, len, raw);
         if (p.has_z) {
-          load_channel_steps<kK>(p.dout + at, step, len, dout);
-          load_channel_steps<kK>(p.z + at, step, len, gate);
+          load_input(inputs, 2, p.dout + at, len, dout);
+          load_input(inputs, 3, p.z + at, len, gate);
         }
         // As at the chunk's start: each activation's slope under one branch a chunk (§47).
         float slope[kK];
@@ -836,9 +882,9 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
   const index_t teams = q.batch * q.groups * q.bwd_tiles;
   if (c.impl == "tiled") {
-    auto launch = [&](auto chunk, auto split, auto sfu, auto interleave) {
+    auto launch = [&](auto chunk, auto split, auto sfu, auto interleave, auto staged) {
       constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value, kI = decltype(interleave)::value;
-      constexpr bool kSfu = decltype(sfu)::value;
+      constexpr bool kSfu = decltype(sfu)::value, kStaged = decltype(staged)::value;
       auto policy = [&](index_t league) {
         return detail::team_policy<Space, detail::TiledBackwardBounds<kK, kI>>(space, league, q.bwd_team_size, 0,
                                                                                 q.tiled_bwd_scratch.total);
@@ -861,9 +907,10 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
         Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segment_summary",
                              policy(teams * (q.time_segments - 1)), detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary>{q});
         walk("scanlab::selective_scan_backward_tiled_segments", teams * q.time_segments,
-             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk, kI>{q});
+             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk, kI, kStaged>{q});
       } else {
-        walk("scanlab::selective_scan_backward_tiled", teams, detail::BackwardTiled<Space, kK, kS, kSfu, Seg::whole, kI>{q});
+        walk("scanlab::selective_scan_backward_tiled", teams,
+             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::whole, kI, kStaged>{q});
       }
     };
     auto with_split = [&](auto chunk) {
@@ -872,11 +919,15 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
           // Interleaved states only with one thread a channel at chunk 8 (invalid_reason()): the
           // only place they pay, and each form is another set of kernels to compile.
           constexpr bool kCanInterleave = decltype(split)::value == 1 && decltype(chunk)::value == 8;
+          using Staged = std::true_type;
+          using Direct = std::false_type;
           if constexpr (kCanInterleave) {
-            if (c.bwd_state_interleave == 4) return launch(chunk, split, sfu, std::integral_constant<int, 4>());
-            if (c.bwd_state_interleave == 2) return launch(chunk, split, sfu, std::integral_constant<int, 2>());
+            if (c.bwd_state_interleave == 4) return launch(chunk, split, sfu, std::integral_constant<int, 4>(), Direct());
+            if (c.bwd_state_interleave == 2 && c.bwd_stage_inputs == 1)  // staged inputs at 2 only (invalid_reason())
+              return launch(chunk, split, sfu, std::integral_constant<int, 2>(), Staged());
+            if (c.bwd_state_interleave == 2) return launch(chunk, split, sfu, std::integral_constant<int, 2>(), Direct());
           }
-          launch(chunk, split, sfu, std::integral_constant<int, 1>());
+          launch(chunk, split, sfu, std::integral_constant<int, 1>(), Direct());
         });
       });
     };

@@ -108,6 +108,11 @@ TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const
   s.bc_row = len4 + 4;
   s.B = take(off, p.dstate * s.bc_row);
   s.C = take(off, p.dstate * s.bc_row);
+  if (c.bwd_stage_inputs == 1) {  // u, delta, dout, z: a row of the compile-time chunk per channel
+    off = (off + 3) / 4 * 4;       // 16-byte copies
+    s.inputs_tensor = rows * std::int64_t(c.chunk_len);
+    s.inputs = take(off, 4 * s.inputs_tensor);
+  }
   s.bc_buffer = off;
   off += s.bc_buffer;  // buffer 1
   s.adjoint = take(off, p.dstate / split * threads);
@@ -252,6 +257,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
       "bwd_state_interleave: tiled backward states a thread walks together, 1, 2 or 4 (needs bwd_state_split 1 and "
       "chunk_len 8; divides dstate); 1 otherwise",
+      "bwd_stage_inputs: tiled's backward at bwd_state_interleave 2 copies each chunk's u, delta, dout, z into team "
+      "scratch a chunk ahead (1) or loads them into registers when the chunk starts (0); 0 otherwise",
       "fast_activations: tiled's softplus and silu sigma from the SFU (1: MUFU exp2 and reciprocal) or the library's "
       "expf, log1pf and division (0); 0 otherwise",
       "bwd_time_segments: tiled's backward splits the chunks into up to this many time segments run in parallel "
@@ -454,6 +461,10 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
                   " is compiled for tiled's backward with bwd_state_split 1 and chunk_len 8 only: it must be 1 here");
   else if (bwd_state_interleave != 1)
     divides_dstate(bwd_state_interleave, "bwd_state_interleave");
+  if (bwd_stage_inputs != 0 && bwd_stage_inputs != 1)
+    why.push_back("bwd_stage_inputs must be 0 or 1, got " + std::to_string(bwd_stage_inputs));
+  else if (bwd_stage_inputs == 1 && (impl != "tiled" || bwd_state_interleave != 2))
+    why.push_back("bwd_stage_inputs is compiled for tiled's backward with bwd_state_interleave 2 only: it must be 0 here");
   if (fwd_time_segments < 1)
     why.push_back("fwd_time_segments must be at least 1, got " + std::to_string(fwd_time_segments));
   else if (fwd_time_segments > 1 && impl != "tiled")
@@ -535,6 +546,7 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"state_split", state_split},
           {"bwd_state_split", bwd_state_split},
           {"bwd_state_interleave", bwd_state_interleave},
+          {"bwd_stage_inputs", bwd_stage_inputs},
           {"fast_activations", fast_activations},
           {"bwd_time_segments", bwd_time_segments},
           {"fwd_time_segments", fwd_time_segments},
@@ -568,6 +580,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "state_split") field = &c.state_split;
     else if (key == "bwd_state_split") field = &c.bwd_state_split;
     else if (key == "bwd_state_interleave") field = &c.bwd_state_interleave;
+    else if (key == "bwd_stage_inputs") field = &c.bwd_stage_inputs;
     else if (key == "fast_activations") field = &c.fast_activations;
     else if (key == "bwd_time_segments") field = &c.bwd_time_segments;
     else if (key == "fwd_time_segments") field = &c.fwd_time_segments;
@@ -919,12 +932,18 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           c.bwd_channels_per_team = channels;
           c.bwd_team_size = channels * split;
           c.bwd_state_interleave = 1;
+          c.bwd_stage_inputs = 0;
           add(c);
           // one thread a channel walking 2 or 4 states at once (chunks of 8)
           for (int interleave : {2, 4}) {
             if (split != 1 || spec % interleave != 0 || heuristic.chunk_len != 8) continue;
             c.bwd_state_interleave = interleave;
+            c.bwd_stage_inputs = 0;
             add(c);
+            if (interleave == 2) {  // and its chunk inputs copied into scratch a chunk ahead
+              c.bwd_stage_inputs = 1;
+              add(c);
+            }
           }
         }
       }

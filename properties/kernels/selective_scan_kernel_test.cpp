@@ -180,16 +180,27 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
     all.push_back(segmented);
     // The backward walking 2 or 4 states at once (one thread a channel, chunks of 8): teams of
     // one channel; of four with the SFU forms; in three time segments (the summary pass walks one
-    // state at a time beside it).
+    // state at a time beside it). At 2, with the chunk inputs staged too (bwd_stage_inputs):
+    // teams of one channel in three segments, of four whole.
     for (int interleave : {2, 4}) {
       if (spec % interleave != 0) continue;
       SelectiveScanConfig c = make("tiled", spec, 4, 1, 8, 8, 1, 1, 0);
       c.bwd_state_interleave = interleave;
       all.push_back(c);
+      if (interleave == 2) {
+        c.bwd_stage_inputs = 1;
+        c.bwd_time_segments = 3;
+        all.push_back(c);
+      }
       c = make("tiled", spec, 4, 1, 8, 8, 4, 4, 0);
       c.bwd_state_interleave = interleave;
       c.fast_activations = 1;
       all.push_back(c);
+      if (interleave == 2) {
+        c.bwd_stage_inputs = 1;
+        all.push_back(c);
+        c.bwd_stage_inputs = 0;
+      }
       c.bwd_time_segments = 3;
       all.push_back(c);
     }
@@ -283,6 +294,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   int direct_forwards = 0, split_direct_forwards = 0;  // tiled with direct_io; with two threads a channel
   int segmented_direct_forwards = 0;                    // direct_io in more than one time segment
   std::set<int> interleaves_seen;  // tiled backward's states walked together
+  int staged_backwards = 0;        // with its chunk inputs staged (bwd_stage_inputs)
   for (const Case& c : cases()) {
     const TensorMap inputs = random_inputs(c.p, 1234 + runs, c.softplus_threshold, c.extreme_activations);
     const TensorMap expected = reference::selective_scan(c.p, inputs);
@@ -301,6 +313,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         splits_seen.insert(config.state_split);
         if (c.p.with_backward) bwd_splits_seen.insert(config.bwd_state_split);
         if (c.p.with_backward) interleaves_seen.insert(config.bwd_state_interleave);
+        if (c.p.with_backward && config.bwd_stage_inputs == 1) ++staged_backwards;
         fast_activations_seen.insert(config.fast_activations);
         const auto layout = kernels::selective_scan_workspace_layout(c.p, config);
         if (c.p.with_backward && layout.time_segments > 1) ++segmented_backwards;
@@ -324,6 +337,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   if (widest >= 2) EXPECT_TRUE(bwd_splits_seen.count(2)) << "no tiled backward with a channel split over two threads ran";
   EXPECT_EQ(fast_activations_seen, (std::set<int>{0, 1})) << "both activation forms of tiled must run";
   EXPECT_EQ(interleaves_seen, (std::set<int>{1, 2, 4})) << "tiled's backward must walk 1, 2 and 4 states at once";
+  EXPECT_GE(staged_backwards, 10) << "tiled's backward with staged chunk inputs must run";
   EXPECT_GE(segmented_backwards, 10) << "tiled's backward in time segments must run";
   EXPECT_GE(segmented_forwards, 10) << "tiled's forward in time segments must run";
   EXPECT_GE(direct_forwards, 10) << "tiled's forward with direct_io must run";
@@ -484,9 +498,11 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
 
 // The backward walking 2 or 4 states at once interleaves independent chains; each step's du, ddt,
 // y still add the states in ascending order and each column sum is the same, so on the host every
-// gradient is the same bits as one state at a time (whole sequence and time segments).
+// gradient is the same bits as one state at a time (whole sequence and time segments). With its
+// chunk inputs staged through scratch (bwd_stage_inputs, at 2) the same values reach the same
+// operations: the same bits again.
 TEST(KernelSelectiveScan, InterleavedBackwardIsOneStateAtATimeBitForBit) {
-  int compared = 0;
+  int compared = 0, compared_staged = 0;
   for (const Case& c : cases()) {
     const int spec = static_dstate_of(c.p);
     if (spec < 2 || !c.p.with_backward || !c.p.B_per_step || !c.p.C_per_step) continue;
@@ -511,11 +527,18 @@ TEST(KernelSelectiveScan, InterleavedBackwardIsOneStateAtATimeBitForBit) {
           expect_bitwise_equal(expected, kernels::run_selective_scan(c.p, inputs, backend, together),
                                describe(c, backend, together));
           ++compared;
+          if (interleave != 2) continue;
+          together.bwd_stage_inputs = 1;
+          ASSERT_EQ(together.invalid_reason(c.p, backend), "") << together.to_json().dump();
+          expect_bitwise_equal(expected, kernels::run_selective_scan(c.p, inputs, backend, together),
+                               describe(c, backend, together));
+          ++compared_staged;
         }
       }
     }
   }
   EXPECT_GE(compared, 20);
+  EXPECT_GE(compared_staged, 10);
 }
 
 // state_space_v1 runs the same kernels through (b, L, D) strides.
@@ -679,6 +702,14 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.bwd_state_split = 1; c.bwd_team_size = 1; c.dstate_static = 2; p.dstate = 2;
     EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_interleave 4 must divide dstate_static 2"));
     p.dstate = 4; }
+  // bwd_stage_inputs: 0 or 1, compiled for tiled's backward at interleave 2 only
+  { auto c = ok; c.bwd_stage_inputs = 2; EXPECT_TRUE(contains(reason(c), "bwd_stage_inputs must be 0 or 1, got 2")); }
+  { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 8; c.bwd_channels_per_team = 1;
+    c.bwd_state_interleave = 2; c.bwd_stage_inputs = 1; EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.bwd_state_interleave = 4; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_interleave 2 only"));
+    c.bwd_state_interleave = 1; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_interleave 2 only"));
+    c.impl = "sequential"; c.dstate_static = 0; c.bwd_state_interleave = 1;
+    EXPECT_TRUE(contains(reason(c), "bwd_state_interleave 2 only")); }
   // direct_io: one, two or four threads a channel, whole warps for two and four on CUDA (their
   // shuffles and warp syncs), steps counted in 32 bits
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16; c.bwd_channels_per_team = 1;
