@@ -738,6 +738,13 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.chunk_len = 8;
+      // Two states at once at dstate 16 without time segments: each chunk's u, delta, dout and z
+      // copied into scratch a chunk ahead (bwd_stage_inputs; speed-notes §48). In one H200 call,
+      // each twice (2026-12-05-s25/call1/): (8,4096,16,2048) 2.64 against 2.99 ms,
+      // (4,5120,16,4096) 4.49 against 5.00, (16,1536,16,1024) 1.24 against 1.40; in time segments
+      // 1.05x at (2,4096,16,8192) in 16 and 0.96x at (8,2048,16,2048) in 4, and at dstate 32
+      // 0.92x (its 8 KB more a team cost an SM a team there), so those stay unstaged.
+      c.bwd_stage_inputs = c.bwd_state_interleave == 2 && c.dstate_static == 16 && c.bwd_time_segments == 1 ? 1 : 0;
       // Each thread moving its own channel's inputs and output in registers (direct_io, B and C
       // tiles of 32 steps) wherever the forward runs without time segments from dstate 16: with
       // its shared-memory carve-out fitted (selective_scan_direct.hpp) it beat the staged forward

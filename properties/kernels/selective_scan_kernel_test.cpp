@@ -862,6 +862,10 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       const bool many_one = !few && s.n >= 16, few_one = few && s.n == 16;
       EXPECT_EQ(h.bwd_state_split, many_one || few_one ? 1 : segmented ? 2 : few ? 4 : 2) << h.to_json().dump();
       EXPECT_EQ(h.bwd_state_interleave, many_one || few_one ? 2 : 1) << h.to_json().dump();
+      // its chunk inputs copied into scratch a chunk ahead at dstate 16 without time segments
+      // (faster on the three such issue shapes on the H200; not in segments, nor at dstate 32)
+      EXPECT_EQ(h.bwd_stage_inputs, many_one && s.n == 16 && h.bwd_time_segments == 1 ? 1 : 0) << h.to_json().dump();
+      if (s.b == 8 && s.d == 4096 && s.n == 16) EXPECT_EQ(h.bwd_stage_inputs, 1);  // the anchor
       if (kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
         std::int64_t two_waves = 1;
         while (2 * two_waves <= 2 * 8 * 32 * 132 / channels) two_waves *= 2;
