@@ -723,7 +723,11 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // 5.42, 5.32, 5.26 there). And at least one segment per 512 steps: at (2,4096,16,8192)
       // 16 segments took 4.88 ms against 5.12 for that rule's 8, while its 4 at (8,2048,16,2048)
       // and 16 at (1,2048,16,8192) stayed best; each best count leaves 256-512 steps a segment
-      // (2026-12-04-s20/call6/, one call).
+      // (2026-12-04-s20/call6/, one call). Since the staged chunk inputs (below), one wave
+      // (the power of two at or below 8·32·SMs / channels, at most 16): with them, at 2, 4, 8 and
+      // 16 segments, (8,2048,16,2048) took 2.04, 2.20, 2.25, 2.33 ms, (2,4096,16,8192) 6.06,
+      // 4.10, 4.22, 4.21, (1,2048,16,8192) 5.53, 2.99, 1.70, 1.18; the old rule's unstaged 4, 16
+      // and 16 took 2.08, 4.38, 1.25 (2026-12-05-s25/call2/, one call, each twice).
       const std::int64_t sms = std::max<std::int64_t>(1, selective_scan_backend_limits(backend).concurrency / 2048);
       if (!segmented && !few_channels && c.dstate_static >= 16) {
         c.bwd_state_split = 1;
@@ -731,20 +735,19 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       } else if (few_channels && c.dstate_static == 16) {
         c.bwd_state_split = 1;
         c.bwd_state_interleave = 2;
-        const std::int64_t two_waves = pow2_floor(2 * 8 * 32 * sms / channels);
-        const std::int64_t per_512_steps = pow2_floor(std::max<std::int64_t>(1, p.seqlen / 512));
-        c.bwd_time_segments = int(std::clamp<std::int64_t>(std::max(two_waves, per_512_steps), 1, 16));
+        const std::int64_t one_wave = pow2_floor(std::max<std::int64_t>(1, 8 * 32 * sms / channels));
+        c.bwd_time_segments = int(std::clamp<std::int64_t>(one_wave, 1, 16));
       }
       c.bwd_channels_per_team = std::min(32, cpg_up);
       c.bwd_team_size = c.bwd_channels_per_team * c.bwd_state_split;
       c.chunk_len = 8;
-      // Two states at once at dstate 16 without time segments: each chunk's u, delta, dout and z
-      // copied into scratch a chunk ahead (bwd_stage_inputs; speed-notes §48). In one H200 call,
-      // each twice (2026-12-05-s25/call1/): (8,4096,16,2048) 2.64 against 2.99 ms,
-      // (4,5120,16,4096) 4.49 against 5.00, (16,1536,16,1024) 1.24 against 1.40; in time segments
-      // 1.05x at (2,4096,16,8192) in 16 and 0.96x at (8,2048,16,2048) in 4, and at dstate 32
-      // 0.92x (its 8 KB more a team cost an SM a team there), so those stay unstaged.
-      c.bwd_stage_inputs = c.bwd_state_interleave == 2 && c.dstate_static == 16 && c.bwd_time_segments == 1 ? 1 : 0;
+      // Two states at once at dstate 16: each chunk's u, delta, dout and z copied into scratch a
+      // chunk ahead (bwd_stage_inputs; speed-notes §48). In one H200 call, each twice
+      // (2026-12-05-s25/call1/): (8,4096,16,2048) 2.64 against 2.99 ms, (4,5120,16,4096) 4.49
+      // against 5.00, (16,1536,16,1024) 1.24 against 1.40; in time segments 1.04-1.08x at 2, 4, 8
+      // and 16 segments on (2,4096,16,8192) and (1,2048,16,8192), 0.95-1.07x on (8,2048,16,2048)
+      // (call2/). Not at dstate 32: 0.92x (its 8 KB more a team cost an SM a team there).
+      c.bwd_stage_inputs = c.bwd_state_interleave == 2 && c.dstate_static == 16 ? 1 : 0;
       // Each thread moving its own channel's inputs and output in registers (direct_io, B and C
       // tiles of 32 steps) wherever the forward runs without time segments from dstate 16: with
       // its shared-memory carve-out fitted (selective_scan_direct.hpp) it beat the staged forward

@@ -138,10 +138,10 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         0.83x / 0.90x split 2's backward time at dstate 32 / 64, 2026-12-02-s13/), walking
 //         two states at once (bwd_state_interleave 2; so too at dstate 16 with more than 16384
 //         channels, 2026-12-03-s18/ and 2026-12-04-s19/call3/, and at dstate 16 with 16384
-//         channels or fewer in time segments filling two waves of 8 warps an SM:
-//         2026-12-03-s18/), at dstate 16 without time segments with each chunk's inputs
+//         channels or fewer in time segments filling one wave of 8 warps an SM:
+//         2026-12-03-s18/, 2026-12-05-s25/call2/), at dstate 16 with each chunk's inputs
 //         copied into scratch a chunk ahead (bwd_stage_inputs 1: 1.11-1.13x the backward's
-//         speed, 2026-12-05-s25/call1/); where four threads per channel still fill less than
+//         speed without segments, 2026-12-05-s25/call1/); where four threads per channel still fill less than
 //         3/4 of concurrency / 4 (what the 128-register cap keeps resident: batch·dim = 8192 on
 //         the H200), two threads per channel and both passes in min(16, ⌊concurrency / 4 /
 //         (2·batch·dim)⌋) time segments (fwd_time_segments, bwd_time_segments); chunk_len 8 (the side-by-side H200 runs in
