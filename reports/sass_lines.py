@@ -4,7 +4,9 @@ line the static instruction count and opcodes, and with an Nsight Compute source
 (`ncu --import R --page source --csv --print-source sass`, as speed-probe.sh and the calls'
 run.sh write it) the executed instructions and stall samples per line too.
 
-The binary needs line tables (-lineinfo: the cuda preset plus -DCMAKE_CXX_FLAGS=-lineinfo). The
+The binary needs line tables (-lineinfo: the cuda preset plus -DCMAKE_CXX_FLAGS=-lineinfo); an
+object file with the kernel will do (its device code is the binary's; session 25 rebuilt only
+selective_scan_cuda_backward.cpp.o with -lineinfo and read call1's export against it). The
 export may come from it or from a plain build of the same commit, which is what a device call
 carries (a -lineinfo build compresses to ~47 MB, a plain one to ~25): instructions are matched to
 the export's rows by their offset from the kernel's first instruction, and an export whose

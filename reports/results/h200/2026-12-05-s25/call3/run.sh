@@ -16,7 +16,7 @@
 # unstaged form: 10.4% of the stall samples wait on these loads), 1.00x at dstate 32 and 64.
 # Baseline beside mamba_ssm: backward 1.9-2.1x at the anchor (session 23: 1.67x), 1.3-2.1x
 # elsewhere; forward as in session 23 (2.5-5.0x); fwd+bwd 2.2-2.5x at the anchor.
-#   DEADLINE=570 bash reports/results/h200/2026-12-05-s25/call3/run.sh $OUT/s25c   # carry build/carry, .peers/src
+#   DEADLINE=500 bash reports/results/h200/2026-12-05-s25/call3/run.sh $OUT/s25c   # carry build/carry, .peers/src
 set -u
 source scripts/gpu/call-helpers.sh
 call_begin "$1"
