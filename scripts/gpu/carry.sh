@@ -4,28 +4,37 @@
 # makes each ~25 MB (a -lineinfo build ~47: carry a plain one, and map ncu's rows to source lines
 # here with reports/sass_lines.py and the -lineinfo twin), so a call with two moves the results
 # of earlier sessions out of the tree first (each call's README says which).
-#   bash scripts/gpu/carry.sh pack      # here: build/cuda/scanlab [and build/baseline/scanlab] → build/carry/
+#   bash scripts/gpu/carry.sh pack [CANDIDATE [BASELINE]]
+#       here: CANDIDATE (build/cuda/scanlab) [and BASELINE (build/baseline/scanlab), if there] → build/carry/,
+#       with the REV file beside each binary, if any; a BASELINE ending in .xz is copied as it is
 #   bash scripts/gpu/carry.sh unpack    # there, first in the call's command (carry ["build/carry", ...])
-# unpack uses Python's lzma, so the device machine needs no xz.
+# CARRY_DIR (default build/carry) names the folder for both, so that packs for two calls can wait
+# side by side (each call carries its own). unpack uses Python's lzma: the device needs no xz.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+dir="${CARRY_DIR:-build/carry}"
 case "${1:-}" in
   pack)
-    rm -rf build/carry && mkdir -p build/carry
-    [ -x build/cuda/scanlab ] || { echo "carry: no build/cuda/scanlab (bash scripts/build.sh cuda)" >&2; exit 2; }
-    xz -T2 -6 -c build/cuda/scanlab > build/carry/scanlab.xz
-    if [ -x build/baseline/scanlab ]; then
-      xz -T2 -6 -c build/baseline/scanlab > build/carry/baseline.xz
-      cp build/baseline/REV build/carry/baseline-REV
+    candidate="${2:-build/cuda/scanlab}" baseline="${3:-build/baseline/scanlab}"
+    [ -x "$candidate" ] || { echo "carry: no $candidate (bash scripts/build.sh cuda)" >&2; exit 2; }
+    rm -rf "$dir" && mkdir -p "$dir"
+    xz -T2 -6 -c "$candidate" > "$dir/scanlab.xz"
+    [ -f "$(dirname "$candidate")/REV" ] && cp "$(dirname "$candidate")/REV" "$dir/candidate-REV"
+    if [ -f "$baseline" ]; then
+      case "$baseline" in
+        *.xz) cp "$baseline" "$dir/baseline.xz" ;;
+        *) xz -T2 -6 -c "$baseline" > "$dir/baseline.xz" ;;
+      esac
+      [ -f "$(dirname "$baseline")/REV" ] && cp "$(dirname "$baseline")/REV" "$dir/baseline-REV"
     fi
-    du -ch build/carry/* | tail -n 1 | sed 's/total/in build\/carry/' >&2 ;;
+    du -ch "$dir"/* | tail -n 1 | sed "s|total|in $dir|" >&2 ;;
   unpack)
-    [ -f build/carry/scanlab.xz ] || { echo "carry: no build/carry/scanlab.xz (carry build/carry)" >&2; exit 2; }
+    [ -f "$dir/scanlab.xz" ] || { echo "carry: no $dir/scanlab.xz (carry $dir)" >&2; exit 2; }
     unxz() { mkdir -p "$(dirname "$2")"; python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"; chmod +x "$2"; }
-    unxz build/carry/scanlab.xz build/cuda/scanlab
-    if [ -f build/carry/baseline.xz ]; then
-      unxz build/carry/baseline.xz build/baseline/scanlab
-      cp build/carry/baseline-REV build/baseline/REV
+    unxz "$dir/scanlab.xz" build/cuda/scanlab
+    if [ -f "$dir/baseline.xz" ]; then
+      unxz "$dir/baseline.xz" build/baseline/scanlab
+      if [ -f "$dir/baseline-REV" ]; then cp "$dir/baseline-REV" build/baseline/REV; fi
     fi ;;
-  *) echo "usage: carry.sh pack|unpack" >&2; exit 2 ;;
+  *) echo "usage: carry.sh pack [CANDIDATE [BASELINE]] | unpack (CARRY_DIR: the folder, default build/carry)" >&2; exit 2 ;;
 esac
