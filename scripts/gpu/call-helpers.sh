@@ -4,7 +4,7 @@
 # script repeated these (duplicates listed 28 pairs); the scripts that already ran keep their own
 # copies, since they record what ran.
 #   source scripts/gpu/call-helpers.sh
-#   call_begin "$1"                  # unpacks build/carry, makes $O
+#   call_begin "$1"                  # unpacks build/carry (or $CARRY_DIR), makes $O
 #   start_peer_build mamba_ssm       # builds a peer from .peers/src in the background
 #   ab "$BASE" baseline fwd          # one sweep of the shapes in $SH, named scanlab-NAME
 #   ...
@@ -89,6 +89,16 @@ sanitize() {
         --config "$2" --cases 6 --seed 9 --max-size 6000 > "$O/sanitizer-$1-$tool.txt" 2>&1
     echo "sanitizer $tool exit $?" >> "$O/sanitizer-$1-$tool.txt"
   done
+}
+
+# staged_checks SEED: the staged backward (bwd_stage_inputs at 32 channels a team, two states at
+# once) laid over random cases, 200 of them, then its memcheck and racecheck in three time segments.
+staged_checks() {
+  local staged='{"bwd_state_split":1,"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_interleave":2,"bwd_stage_inputs":1,"chunk_len":8}'
+  run "$S" check selective_scan --backend "$BACKEND" --impl tiled --config "$staged" --cases 200 --seed "$1" \
+      > "$O/check-staged-laid-over.txt" 2>&1
+  echo "exit $?" >> "$O/check-staged-laid-over.txt"
+  sanitize bwd-staged "${staged%\}},\"bwd_time_segments\":3}"
 }
 
 # call_end: $O tarred beside itself (only a few files come back one by one), then the exit lines

@@ -6,26 +6,34 @@
 # of earlier sessions out of the tree first (each call's README says which).
 #   bash scripts/gpu/carry.sh pack [CANDIDATE [BASELINE]]
 #       here: CANDIDATE (build/cuda/scanlab) [and BASELINE (build/baseline/scanlab), if there] → build/carry/,
-#       with the REV file beside each binary, if any; a BASELINE ending in .xz is copied as it is
+#       with each binary's REV, if any; a BASELINE ending in .xz (an earlier pack's scanlab.xz) is
+#       copied as it is, with that pack's candidate-REV
 #   bash scripts/gpu/carry.sh unpack    # there, first in the call's command (carry ["build/carry", ...])
 # CARRY_DIR (default build/carry) names the folder for both, so that packs for two calls can wait
 # side by side (each call carries its own). unpack uses Python's lzma: the device needs no xz.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 dir="${CARRY_DIR:-build/carry}"
+# rev_of BINARY: the REV file that names BINARY's commit: REV beside a build's binary, or
+# candidate-REV beside an earlier pack's scanlab.xz (printed only if it exists).
+rev_of() {
+  local rev="$(dirname "$1")/REV"
+  case "$1" in *.xz) rev="$(dirname "$1")/candidate-REV" ;; esac
+  if [ -f "$rev" ]; then echo "$rev"; fi
+}
 case "${1:-}" in
   pack)
     candidate="${2:-build/cuda/scanlab}" baseline="${3:-build/baseline/scanlab}"
     [ -x "$candidate" ] || { echo "carry: no $candidate (bash scripts/build.sh cuda)" >&2; exit 2; }
     rm -rf "$dir" && mkdir -p "$dir"
     xz -T2 -6 -c "$candidate" > "$dir/scanlab.xz"
-    [ -f "$(dirname "$candidate")/REV" ] && cp "$(dirname "$candidate")/REV" "$dir/candidate-REV"
+    rev="$(rev_of "$candidate")"; if [ -n "$rev" ]; then cp "$rev" "$dir/candidate-REV"; fi
     if [ -f "$baseline" ]; then
       case "$baseline" in
         *.xz) cp "$baseline" "$dir/baseline.xz" ;;
         *) xz -T2 -6 -c "$baseline" > "$dir/baseline.xz" ;;
       esac
-      [ -f "$(dirname "$baseline")/REV" ] && cp "$(dirname "$baseline")/REV" "$dir/baseline-REV"
+      rev="$(rev_of "$baseline")"; if [ -n "$rev" ]; then cp "$rev" "$dir/baseline-REV"; fi
     fi
     du -ch "$dir"/* | tail -n 1 | sed "s|total|in $dir|" >&2 ;;
   unpack)

@@ -33,11 +33,7 @@ beside_peer mamba_ssm
 run "$S" report "$O/selective_scan-tiled.json" "$O/selective_scan-land-all.json" "$O/selective_scan-mamba_ssm.json" \
     --out "$O/report-both" > /dev/null 2>&1
 gpu_checks 31 300
-staged='{"bwd_state_split":1,"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_interleave":2,"bwd_stage_inputs":1,"chunk_len":8}'
-run "$S" check selective_scan --backend "$BACKEND" --impl tiled --config "$staged" --cases 200 --seed 32 \
-    > "$O/check-staged-laid-over.txt" 2>&1
-echo "exit $?" >> "$O/check-staged-laid-over.txt"
-sanitize bwd-staged "${staged%\}},\"bwd_time_segments\":3}"
+staged_checks 32
 call_end
 for pair in "land states" "land-again states-again"; do
   set -- $pair; "$S" compare --min-change 0.03 "$O/selective_scan-$1.json" "$O/selective_scan-$2.json" | tail -n 2

@@ -25,11 +25,7 @@ ab "$S" bookkeeping-again bwd
 ab "$BASE" states-fwd fwd
 ab "$S" bookkeeping-fwd fwd
 gpu_checks 34 300
-staged='{"bwd_state_split":1,"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_interleave":2,"bwd_stage_inputs":1,"chunk_len":8}'
-run "$S" check selective_scan --backend "$BACKEND" --impl tiled --config "$staged" --cases 200 --seed 34 \
-    > "$O/check-staged-laid-over.txt" 2>&1
-echo "exit $?" >> "$O/check-staged-laid-over.txt"
-sanitize bwd-staged "${staged%\}},\"bwd_time_segments\":3}"
+staged_checks 34
 call_end
 for pair in "states bookkeeping" "states-again bookkeeping-again" "states-fwd bookkeeping-fwd"; do
   set -- $pair; "$S" compare --min-change 0.03 "$O/selective_scan-$1.json" "$O/selective_scan-$2.json" | tail -n 2
