@@ -96,6 +96,18 @@ struct BackwardTiled {
     }
   }
 
+  // bwd_stage_inputs: this thread's channel's states at `chunk`'s start into its column of the
+  // states buffer, [n][thread] (4-byte copies; a warp's 32 channels make each state's copies one
+  // 128-byte request). Only the thread itself reads its column, after its own wait, so no barrier
+  // orders the copy against the column's earlier reads.
+  KOKKOS_FORCEINLINE_FUNCTION void issue_chunk_states(float* base, int thread, int T, index_t b, index_t chunk,
+                                                      index_t d) const {
+    const float* const from = p.chunk_states + p.chunk_slot(b, chunk, 0, d);  // state n at n·dim
+    float* const to = base + p.tiled_bwd_scratch.states + thread;
+    for (int n = 0; n < int(p.dstate); ++n) device_math::async_copy_f32(to + n * T, from + n * p.dim);
+    device_math::async_copy_commit();
+  }
+
   // kK steps of one channel into its input row: 16-byte copies where the steps are contiguous and
   // whole, else one float at a time; the steps from `valid` on are zeros, as load_channel_steps
   // gives them.
@@ -201,6 +213,7 @@ struct BackwardTiled {
     float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
 
     issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0, d, active ? p.chunk_len : 0);
+    if constexpr (kStaged) issue_chunk_states(base, thread, T, w.b, end_chunk - 1, d);
     int buf = 0;
     for (index_t chunk = end_chunk - 1; chunk >= first_chunk; --chunk) {
       const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
@@ -274,9 +287,11 @@ struct BackwardTiled {
         continue;
       }
       // The chunk-start states and decay rates of the next kI states, loaded one group ahead (their
-      // latency hides behind a group's work).
-      const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
-      const index_t next_state = kS * p.dim;                                          // n to n + kS
+      // latency hides behind a group's work); staged, the states come from this thread's column,
+      // copied during the previous chunk's end phase (or with the first chunk's B and C).
+      const float* h_starts = kStaged ? base + bs.states + thread
+                                      : p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
+      const index_t next_state = kStaged ? index_t(T) : kS * p.dim;                        // n to n + kS
       float A_next[kI], h_next[kI];
       SCANLAB_UNROLL
       for (int j = 0; j < kI; ++j) {
@@ -419,6 +434,10 @@ struct BackwardTiled {
       } else {
         state_loop(P);
       }
+      // The next chunk's states, in flight through this chunk's end phase (its wait is the next
+      // chunk's, with that chunk's B and C).
+      if constexpr (kStaged)
+        if (chunk > first_chunk) issue_chunk_states(base, thread, T, w.b, chunk - 1, d);
 
       // The channel's totals of du_B, ddt_A, y: the kS threads' shares added in part order.
       if (kS > 1) {
