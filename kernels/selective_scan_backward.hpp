@@ -68,7 +68,7 @@ struct BackwardTiled {
     const TiledBackwardScratch& s = p.tiled_bwd_scratch;
     float* const set = base + buf * s.bc_buffer;
     const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
-    issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    issue_bc_tile<kK>(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
     if constexpr (kStaged) {
       // this thread's rows (an inactive thread's are zeros: valid_steps 0)
       const index_t at = p.seq(b, d, t0), valid = min_index(len, valid_steps);
@@ -222,8 +222,9 @@ struct BackwardTiled {
       if (chunk > first_chunk) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1, d, active ? p.chunk_len : 0);
       const float* const Bs = base + buf * bs.bc_buffer + bs.B;
       const float* const Cs = base + buf * bs.bc_buffer + bs.C;
-      // this thread's input rows (kStaged), landed with B and C
-      const float* const inputs = kStaged ? base + buf * bs.bc_buffer + bs.inputs + thread * kK : nullptr;
+      // this thread's input rows (kStaged), landed with B and C; the delta and z rows then take the
+      // activations' slopes, which the chunk's end reads instead of recomputing them
+      float* const inputs = kStaged ? base + buf * bs.bc_buffer + bs.inputs + thread * kK : nullptr;
       const index_t at = p.seq(w.b, d, t0);
       const index_t valid = active ? len : 0;  // an inactive thread's steps are zeros: they add nothing
       // Where the column sums go: dB, dC themselves with one team per group, else this team's
@@ -256,9 +257,23 @@ struct BackwardTiled {
           du_B[k] = ddt_A[k] = y[k] = 0.0f;
           dt[k] = raw[k] + bias;
         }
+        // Staged, each activation's slope is formed here with its value (softplus and σ share
+        // their MUFU) and parked in the row its input came from: only this thread reads its rows,
+        // and the next copy into this buffer waits for the next chunk's barrier (speed-notes §50).
         if (p.softplus) {
-          SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) dt[k] = Act::softplus(dt[k]);
+          if constexpr (kStaged) {
+            float slope[kK];
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) {
+              const SoftplusWithSlope v = Act::softplus_with_slope(dt[k]);
+              dt[k] = v.value;
+              slope[k] = v.slope;
+            }
+            store_run<kK>(inputs + bs.inputs_tensor, slope);
+          } else {
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) dt[k] = Act::softplus(dt[k]);
+          }
         }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
@@ -267,8 +282,19 @@ struct BackwardTiled {
         }
         if (p.has_z) {
           with_gate_kind(p.gate, [&](const auto kind) {
-            SCANLAB_UNROLL
-            for (int k = 0; k < kK; ++k) dy[k] *= Act::gate(decltype(kind)::value, gate[k]).act;
+            if constexpr (kStaged) {
+              float slope[kK];
+              SCANLAB_UNROLL
+              for (int k = 0; k < kK; ++k) {
+                const GateValue v = Act::gate(decltype(kind)::value, gate[k]);
+                dy[k] *= v.act;
+                slope[k] = v.slope;
+              }
+              store_run<kK>(inputs + 3 * bs.inputs_tensor, slope);
+            } else {
+              SCANLAB_UNROLL
+              for (int k = 0; k < kK; ++k) dy[k] *= Act::gate(decltype(kind)::value, gate[k]).act;
+            }
           });
         }
       }
@@ -331,6 +357,29 @@ struct BackwardTiled {
           for (int c = row; c < kI * 2 * kK; c += R)
             store_sum(done, c, R == 32 ? column_sum<32>(column_of(done, c), 32) : column_sum<0>(column_of(done, c), R));
         };
+        // kRows32: a thread sums the same columns (row + 32q) every iteration, so where their sums go
+        // is set once a chunk and moves kI states an iteration (store_sum's 64-bit index and selects,
+        // redone every iteration, were ~25 instructions of one: speed-notes §50).
+        float* out[kColumnsPerThread];
+        index_t out_step[kColumnsPerThread];
+        bool out_valid[kColumnsPerThread];
+        if constexpr (kRows32) {
+          SCANLAB_UNROLL
+          for (int q = 0; q < kColumnsPerThread; ++q) {
+            const int c = row + 32 * q, column_of_state = c % (2 * kK), k = column_of_state % kK;
+            const StepSums& sums = column_of_state < kK ? dB_sums : dC_sums;
+            out[q] = &sums.at(part + kS * (c / (2 * kK)), k);
+            out_step[q] = kI * kS * sums.state_stride;
+            out_valid[q] = k < len;
+          }
+        }
+        // The iteration's block and the other one (block_of(i), block_of(i - kI)), swapped at each
+        // iteration's end, and this part's B and C rows of its first state, moved kI states an
+        // iteration: each was recomputed from i (the parity, the products) every iteration (§50).
+        float* block_now = block_of(0);
+        float* block_then = block_of(-kI);
+        const float* B_rows = Bs + part * bc_row;
+        const float* C_rows = Cs + part * bc_row;
         for (int i = 0; i < M; i += kI) {
           float A_n[kI], h_start[kI];
           SCANLAB_UNROLL
@@ -347,7 +396,7 @@ struct BackwardTiled {
             }
           }
           // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
-          float* const block = block_of(i);
+          float* const block = block_now;
           float h[kI][kK], a[kI][kK], Bk[kI][kK];
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
@@ -362,13 +411,13 @@ struct BackwardTiled {
           if constexpr (kRows32) {
             SCANLAB_UNROLL
             for (int q = 0; q < kColumnsPerThread; ++q) {
-              previous[q] = column_sum<32>(column_of(i - kI, row + 32 * q), 32);
+              previous[q] = column_sum<32>(block_then + (part * kI * 2 * kK + row + 32 * q) * Pc, 32);
               dm::compute_here(previous[q]);
             }
           }
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            load_run<kK>(Bs + (part + kS * (i + j)) * bc_row, Bk[j]);
+            load_run<kK>(B_rows + kS * j * bc_row, Bk[j]);
             float hp = h_start[j];
             SCANLAB_UNROLL
             for (int k = 0; k < kK; ++k) {
@@ -382,7 +431,7 @@ struct BackwardTiled {
           for (int j = 0; j < kI; ++j) {
             g[j] = adjoint[(i + j) * T];
             dA_chunk[j] = 0.0f;
-            load_run<kK>(Cs + (part + kS * (i + j)) * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
+            load_run<kK>(C_rows + kS * j * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
           }
           SCANLAB_UNROLL
           for (int k = kK - 1; k >= 0; --k) {
@@ -418,15 +467,32 @@ struct BackwardTiled {
           if constexpr (kRows32) {
             if (i > 0) {
               SCANLAB_UNROLL
-              for (int q = 0; q < kColumnsPerThread; ++q) store_sum(i - kI, row + 32 * q, previous[q]);
+              for (int q = 0; q < kColumnsPerThread; ++q) {
+                if (out_valid[q]) *out[q] = previous[q];
+                out[q] += out_step[q];
+              }
             }
           } else {
             (void)previous;
           }
           dm::group_barrier(team, R == 32);
           if constexpr (!kRows32) sum_and_store(i);
+          block_now = block_then;
+          block_then = block;
+          B_rows += kI * kS * bc_row;
+          C_rows += kI * kS * bc_row;
         }
-        if constexpr (kRows32) sum_and_store(M - kI);
+        if constexpr (kRows32) {
+          SCANLAB_UNROLL
+          for (int q = 0; q < kColumnsPerThread; ++q) {
+            const float sum = column_sum<32>(column_of(M - kI, row + 32 * q), 32);
+            if (out_valid[q]) *out[q] = sum;
+          }
+        } else {
+          (void)out;
+          (void)out_step;
+          (void)out_valid;
+        }
       };
       if constexpr (kI > 1) {
         if (R == 32 && P == 36) state_loop(std::integral_constant<int, 36>());
@@ -463,29 +529,31 @@ struct BackwardTiled {
         }
       }
 
-      // The chunk's per-step gradients, straight to memory. u, raw delta, z and dout are read again
-      // (cached: this thread read them at the chunk's start) rather than held in registers over
-      // the states.
+      // The chunk's per-step gradients, straight to memory. u, dout and the activations' inputs
+      // (staged: their slopes, parked at the chunk's start) are read again (cached: this thread
+      // read them at the chunk's start) rather than held in registers over the states.
       if (active && part == 0) {
-        float x[kK], raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
+        float x[kK], slope[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
         load_input(inputs, 0, p.u + at, len, x);
-        load_input(inputs, 1, p.delta + at, len, raw);
         if (p.has_z) {
           load_input(inputs, 2, p.dout + at, len, dout);
-          load_input(inputs, 3, p.z + at, len, gate);
+          load_input(inputs, 3, p.z + at, len, gate);  // staged: the gate's slopes
         }
         // As at the chunk's start: each activation's slope under one branch a chunk (§47).
-        float slope[kK];
-        SCANLAB_UNROLL
-        for (int k = 0; k < kK; ++k) slope[k] = 1.0f;
         if (p.softplus) {
+          load_input(inputs, 1, p.delta + at, len, slope);  // staged: the slopes, else raw delta
+          if constexpr (!kStaged) {
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) slope[k] = Act::softplus_slope(slope[k] + bias);
+          }
+        } else {
           SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) slope[k] = Act::softplus_slope(raw[k] + bias);
+          for (int k = 0; k < kK; ++k) slope[k] = 1.0f;  // ddelta = ddt exactly
         }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
           const float du = dt[k] * du_B[k], ddt = x[k] * du_B[k] + ddt_A[k];
-          const float ddelta = p.softplus ? ddt * slope[k] : ddt;
+          const float ddelta = ddt * slope[k];
           out_du[k] = p.has_D ? du + D_d * dy[k] : du;
           out_ddelta[k] = ddelta;
           if (k < len) {
@@ -494,11 +562,16 @@ struct BackwardTiled {
           }
         }
         if (p.has_z) {
-          with_gate_kind(p.gate, [&](const auto kind) {
+          if constexpr (kStaged) {
             SCANLAB_UNROLL
-            for (int k = 0; k < kK; ++k)
-              out_dz[k] = dout[k] * Act::gate(decltype(kind)::value, gate[k]).slope * (y[k] + D_d * x[k]);
-          });
+            for (int k = 0; k < kK; ++k) out_dz[k] = dout[k] * gate[k] * (y[k] + D_d * x[k]);
+          } else {
+            with_gate_kind(p.gate, [&](const auto kind) {
+              SCANLAB_UNROLL
+              for (int k = 0; k < kK; ++k)
+                out_dz[k] = dout[k] * Act::gate(decltype(kind)::value, gate[k]).slope * (y[k] + D_d * x[k]);
+            });
+          }
         }
         store_channel_steps<kK>(p.du + at, step, len, out_du);
         store_channel_steps<kK>(p.ddelta + at, step, len, out_ddelta);
