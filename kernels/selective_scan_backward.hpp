@@ -380,6 +380,11 @@ struct BackwardTiled {
         float* block_then = block_of(-kI);
         const float* B_rows = Bs + part * bc_row;
         const float* C_rows = Cs + part * bc_row;
+        // 32-row teams: the team is 32·kS threads, so the [i][thread] arrays' and the staged
+        // states' strides are compile-time (immediate offsets, not a constant-bank load and a
+        // 64-bit multiply an iteration)
+        const int Tc = kRows32 ? 32 * kS : T;
+        const index_t h_step = kRows32 && kStaged ? index_t(32) : next_state;
         for (int i = 0; i < M; i += kI) {
           float A_n[kI], h_start[kI];
           SCANLAB_UNROLL
@@ -388,11 +393,11 @@ struct BackwardTiled {
             h_start[j] = active ? h_next[j] : 0.0f;
           }
           if (i + kI < M) {
-            h_starts += kI * next_state;
+            h_starts += kI * h_step;
             SCANLAB_UNROLL
             for (int j = 0; j < kI; ++j) {
               A_next[j] = dm::load_readonly(A_row + part + kS * (i + kI + j));
-              h_next[j] = h_starts[j * next_state];
+              h_next[j] = h_starts[j * h_step];
             }
           }
           // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
@@ -429,7 +434,7 @@ struct BackwardTiled {
           float g[kI], dA_chunk[kI], Cs_n[kI][kK];
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            g[j] = adjoint[(i + j) * T];
+            g[j] = adjoint[(i + j) * Tc];
             dA_chunk[j] = 0.0f;
             load_run<kK>(C_rows + kS * j * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
           }
@@ -455,8 +460,8 @@ struct BackwardTiled {
           }
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            adjoint[(i + j) * T] = g[j];
-            dA_sum[(i + j) * T] += dA_chunk[j];
+            adjoint[(i + j) * Tc] = g[j];
+            dA_sum[(i + j) * Tc] += dA_chunk[j];
           }
           // Every contribution of this part's iteration is in the block. A part's columns are written
           // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
