@@ -277,6 +277,11 @@ struct Activations {
     if constexpr (kSfu) return sigmoid_sfu_f32(raw);
     else return softplus_slope_f32(raw);
   }
+  // {softplus(raw), softplus_slope(raw)}, the same bits as the two calls
+  static KOKKOS_INLINE_FUNCTION SoftplusWithSlope softplus_with_slope(float raw) {
+    if constexpr (kSfu) return softplus_with_slope_sfu_f32(raw);
+    else return {softplus_f32(raw), softplus_slope_f32(raw)};
+  }
   static KOKKOS_INLINE_FUNCTION GateValue gate(GateActivation activation, float z) {
     if constexpr (kSfu) return gate_with(activation, z, [](float x) { return sigmoid_sfu_f32(x); });
     else return gate_f32(activation, z);
@@ -634,12 +639,28 @@ KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params
 // states (state_space_v1's (b, t, n)).
 KOKKOS_INLINE_FUNCTION bool bc_steps_fastest(const Params& p) { return p.st.B_time == 1 && p.st.C_time == 1; }
 
-// Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into [n][k] tiles.
-template <class Member>
+// Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into [n][k] tiles; kK is
+// the caller's compile-time chunk.
+template <int kK, class Member>
 KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, float* Bs, float* Cs, index_t bc_row,
                                           index_t b, index_t g, index_t t0, index_t len) {
   namespace dm = device_math;
   if (bc_steps_fastest(p) && p.seqlen % 4 == 0 && t0 % 4 == 0) {
+    if (kK % 4 == 0 && len == kK) {
+      // A whole chunk: the quads a state known at compile time (a shift, not a run-time division)
+      // and every copy an offset from the chunk's (b, g, 0, t0), not a four-term 64-bit index
+      // each (speed-notes §50).
+      constexpr unsigned kQuads = unsigned(kK) / 4;
+      const float* const B0 = p.B + p.B_step(b, g, 0, t0);
+      const float* const C0 = p.C + p.C_step(b, g, 0, t0);
+      const unsigned items = unsigned(p.dstate) * kQuads;
+      for (unsigned i = unsigned(team.team_rank()); i < items; i += unsigned(team.team_size())) {
+        const unsigned n = i / kQuads, k = i % kQuads * 4;
+        dm::async_copy_f32x4(Bs + n * bc_row + k, B0 + n * p.st.B_state + k);
+        dm::async_copy_f32x4(Cs + n * bc_row + k, C0 + n * p.st.C_state + k);
+      }
+      return;
+    }
     const int quads = int(len + 3) / 4;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(p.dstate) * quads), [&](const int i) {
       const int n = i / quads, k = (i % quads) * 4;
@@ -701,6 +722,18 @@ KOKKOS_FORCEINLINE_FUNCTION void load_run(const float* row, float (&v)[kCount]) 
   } else {
     SCANLAB_UNROLL
     for (int j = 0; j < kCount; ++j) v[j] = row[j];
+  }
+}
+
+// load_run's converse: kCount floats to a 16-byte aligned scratch row.
+template <int kCount>
+KOKKOS_FORCEINLINE_FUNCTION void store_run(float* row, const float (&v)[kCount]) {
+  if constexpr (kCount % 4 == 0) {
+    SCANLAB_UNROLL
+    for (int q = 0; q < kCount; q += 4) store4(row + q, streaming::Float4{v[q], v[q + 1], v[q + 2], v[q + 3]});
+  } else {
+    SCANLAB_UNROLL
+    for (int j = 0; j < kCount; ++j) row[j] = v[j];
   }
 }
 

@@ -68,7 +68,7 @@ struct BackwardTiled {
     const TiledBackwardScratch& s = p.tiled_bwd_scratch;
     float* const set = base + buf * s.bc_buffer;
     const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
-    issue_bc_tile(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    issue_bc_tile<kK>(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
     if constexpr (kStaged) {
       // this thread's rows (an inactive thread's are zeros: valid_steps 0)
       const index_t at = p.seq(b, d, t0), valid = min_index(len, valid_steps);
@@ -94,6 +94,18 @@ struct BackwardTiled {
         set[s.C + at] = 0.0f;
       }
     }
+  }
+
+  // bwd_stage_inputs: this thread's channel's states at `chunk`'s start into its column of the
+  // states buffer, [n][thread] (4-byte copies; a warp's 32 channels make each state's copies one
+  // 128-byte request). Only the thread itself reads its column, after its own wait, so no barrier
+  // orders the copy against the column's earlier reads.
+  KOKKOS_FORCEINLINE_FUNCTION void issue_chunk_states(float* base, int thread, int T, index_t b, index_t chunk,
+                                                      index_t d) const {
+    const float* const from = p.chunk_states + p.chunk_slot(b, chunk, 0, d);  // state n at n·dim
+    float* const to = base + p.tiled_bwd_scratch.states + thread;
+    for (int n = 0; n < int(p.dstate); ++n) device_math::async_copy_f32(to + n * T, from + n * p.dim);
+    device_math::async_copy_commit();
   }
 
   // kK steps of one channel into its input row: 16-byte copies where the steps are contiguous and
@@ -201,6 +213,7 @@ struct BackwardTiled {
     float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
 
     issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0, d, active ? p.chunk_len : 0);
+    if constexpr (kStaged) issue_chunk_states(base, thread, T, w.b, end_chunk - 1, d);
     int buf = 0;
     for (index_t chunk = end_chunk - 1; chunk >= first_chunk; --chunk) {
       const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
@@ -209,8 +222,9 @@ struct BackwardTiled {
       if (chunk > first_chunk) issue_chunk(team, base, w.b, w.g, chunk - 1, buf ^ 1, d, active ? p.chunk_len : 0);
       const float* const Bs = base + buf * bs.bc_buffer + bs.B;
       const float* const Cs = base + buf * bs.bc_buffer + bs.C;
-      // this thread's input rows (kStaged), landed with B and C
-      const float* const inputs = kStaged ? base + buf * bs.bc_buffer + bs.inputs + thread * kK : nullptr;
+      // this thread's input rows (kStaged), landed with B and C; the delta and z rows then take the
+      // activations' slopes, which the chunk's end reads instead of recomputing them
+      float* const inputs = kStaged ? base + buf * bs.bc_buffer + bs.inputs + thread * kK : nullptr;
       const index_t at = p.seq(w.b, d, t0);
       const index_t valid = active ? len : 0;  // an inactive thread's steps are zeros: they add nothing
       // Where the column sums go: dB, dC themselves with one team per group, else this team's
@@ -243,9 +257,23 @@ struct BackwardTiled {
           du_B[k] = ddt_A[k] = y[k] = 0.0f;
           dt[k] = raw[k] + bias;
         }
+        // Staged, each activation's slope is formed here with its value (softplus and σ share
+        // their MUFU) and parked in the row its input came from: only this thread reads its rows,
+        // and the next copy into this buffer waits for the next chunk's barrier (speed-notes §50).
         if (p.softplus) {
-          SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) dt[k] = Act::softplus(dt[k]);
+          if constexpr (kStaged) {
+            float slope[kK];
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) {
+              const SoftplusWithSlope v = Act::softplus_with_slope(dt[k]);
+              dt[k] = v.value;
+              slope[k] = v.slope;
+            }
+            store_run<kK>(inputs + bs.inputs_tensor, slope);
+          } else {
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) dt[k] = Act::softplus(dt[k]);
+          }
         }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {
@@ -254,8 +282,19 @@ struct BackwardTiled {
         }
         if (p.has_z) {
           with_gate_kind(p.gate, [&](const auto kind) {
-            SCANLAB_UNROLL
-            for (int k = 0; k < kK; ++k) dy[k] *= Act::gate(decltype(kind)::value, gate[k]).act;
+            if constexpr (kStaged) {
+              float slope[kK];
+              SCANLAB_UNROLL
+              for (int k = 0; k < kK; ++k) {
+                const GateValue v = Act::gate(decltype(kind)::value, gate[k]);
+                dy[k] *= v.act;
+                slope[k] = v.slope;
+              }
+              store_run<kK>(inputs + 3 * bs.inputs_tensor, slope);
+            } else {
+              SCANLAB_UNROLL
+              for (int k = 0; k < kK; ++k) dy[k] *= Act::gate(decltype(kind)::value, gate[k]).act;
+            }
           });
         }
       }
@@ -274,9 +313,11 @@ struct BackwardTiled {
         continue;
       }
       // The chunk-start states and decay rates of the next kI states, loaded one group ahead (their
-      // latency hides behind a group's work).
-      const float* h_starts = p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
-      const index_t next_state = kS * p.dim;                                          // n to n + kS
+      // latency hides behind a group's work); staged, the states come from this thread's column,
+      // copied during the previous chunk's end phase (or with the first chunk's B and C).
+      const float* h_starts = kStaged ? base + bs.states + thread
+                                      : p.chunk_states + p.chunk_slot(w.b, chunk, part, d);  // state n at n·dim
+      const index_t next_state = kStaged ? index_t(T) : kS * p.dim;                        // n to n + kS
       float A_next[kI], h_next[kI];
       SCANLAB_UNROLL
       for (int j = 0; j < kI; ++j) {
@@ -316,6 +357,34 @@ struct BackwardTiled {
           for (int c = row; c < kI * 2 * kK; c += R)
             store_sum(done, c, R == 32 ? column_sum<32>(column_of(done, c), 32) : column_sum<0>(column_of(done, c), R));
         };
+        // kRows32: a thread sums the same columns (row + 32q) every iteration, so where their sums go
+        // is set once a chunk and moves kI states an iteration (store_sum's 64-bit index and selects,
+        // redone every iteration, were ~25 instructions of one: speed-notes §50).
+        float* out[kColumnsPerThread];
+        index_t out_step[kColumnsPerThread];
+        bool out_valid[kColumnsPerThread];
+        if constexpr (kRows32) {
+          SCANLAB_UNROLL
+          for (int q = 0; q < kColumnsPerThread; ++q) {
+            const int c = row + 32 * q, column_of_state = c % (2 * kK), k = column_of_state % kK;
+            const StepSums& sums = column_of_state < kK ? dB_sums : dC_sums;
+            out[q] = &sums.at(part + kS * (c / (2 * kK)), k);
+            out_step[q] = kI * kS * sums.state_stride;
+            out_valid[q] = k < len;
+          }
+        }
+        // The iteration's block and the other one (block_of(i), block_of(i - kI)), swapped at each
+        // iteration's end, and this part's B and C rows of its first state, moved kI states an
+        // iteration: each was recomputed from i (the parity, the products) every iteration (§50).
+        float* block_now = block_of(0);
+        float* block_then = block_of(-kI);
+        const float* B_rows = Bs + part * bc_row;
+        const float* C_rows = Cs + part * bc_row;
+        // 32-row teams: the team is 32·kS threads, so the [i][thread] arrays' and the staged
+        // states' strides are compile-time (immediate offsets, not a constant-bank load and a
+        // 64-bit multiply an iteration)
+        const int Tc = kRows32 ? 32 * kS : T;
+        const index_t h_step = kRows32 && kStaged ? index_t(32) : next_state;
         for (int i = 0; i < M; i += kI) {
           float A_n[kI], h_start[kI];
           SCANLAB_UNROLL
@@ -324,15 +393,15 @@ struct BackwardTiled {
             h_start[j] = active ? h_next[j] : 0.0f;
           }
           if (i + kI < M) {
-            h_starts += kI * next_state;
+            h_starts += kI * h_step;
             SCANLAB_UNROLL
             for (int j = 0; j < kI; ++j) {
               A_next[j] = dm::load_readonly(A_row + part + kS * (i + kI + j));
-              h_next[j] = h_starts[j * next_state];
+              h_next[j] = h_starts[j * h_step];
             }
           }
           // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
-          float* const block = block_of(i);
+          float* const block = block_now;
           float h[kI][kK], a[kI][kK], Bk[kI][kK];
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
@@ -347,13 +416,13 @@ struct BackwardTiled {
           if constexpr (kRows32) {
             SCANLAB_UNROLL
             for (int q = 0; q < kColumnsPerThread; ++q) {
-              previous[q] = column_sum<32>(column_of(i - kI, row + 32 * q), 32);
+              previous[q] = column_sum<32>(block_then + (part * kI * 2 * kK + row + 32 * q) * Pc, 32);
               dm::compute_here(previous[q]);
             }
           }
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            load_run<kK>(Bs + (part + kS * (i + j)) * bc_row, Bk[j]);
+            load_run<kK>(B_rows + kS * j * bc_row, Bk[j]);
             float hp = h_start[j];
             SCANLAB_UNROLL
             for (int k = 0; k < kK; ++k) {
@@ -365,9 +434,9 @@ struct BackwardTiled {
           float g[kI], dA_chunk[kI], Cs_n[kI][kK];
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            g[j] = adjoint[(i + j) * T];
+            g[j] = adjoint[(i + j) * Tc];
             dA_chunk[j] = 0.0f;
-            load_run<kK>(Cs + (part + kS * (i + j)) * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
+            load_run<kK>(C_rows + kS * j * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
           }
           SCANLAB_UNROLL
           for (int k = kK - 1; k >= 0; --k) {
@@ -391,8 +460,8 @@ struct BackwardTiled {
           }
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            adjoint[(i + j) * T] = g[j];
-            dA_sum[(i + j) * T] += dA_chunk[j];
+            adjoint[(i + j) * Tc] = g[j];
+            dA_sum[(i + j) * Tc] += dA_chunk[j];
           }
           // Every contribution of this part's iteration is in the block. A part's columns are written
           // and summed by its own threads, so where a part is one warp (32 channels a team, part-major
@@ -403,15 +472,32 @@ struct BackwardTiled {
           if constexpr (kRows32) {
             if (i > 0) {
               SCANLAB_UNROLL
-              for (int q = 0; q < kColumnsPerThread; ++q) store_sum(i - kI, row + 32 * q, previous[q]);
+              for (int q = 0; q < kColumnsPerThread; ++q) {
+                if (out_valid[q]) *out[q] = previous[q];
+                out[q] += out_step[q];
+              }
             }
           } else {
             (void)previous;
           }
           dm::group_barrier(team, R == 32);
           if constexpr (!kRows32) sum_and_store(i);
+          block_now = block_then;
+          block_then = block;
+          B_rows += kI * kS * bc_row;
+          C_rows += kI * kS * bc_row;
         }
-        if constexpr (kRows32) sum_and_store(M - kI);
+        if constexpr (kRows32) {
+          SCANLAB_UNROLL
+          for (int q = 0; q < kColumnsPerThread; ++q) {
+            const float sum = column_sum<32>(column_of(M - kI, row + 32 * q), 32);
+            if (out_valid[q]) *out[q] = sum;
+          }
+        } else {
+          (void)out;
+          (void)out_step;
+          (void)out_valid;
+        }
       };
       if constexpr (kI > 1) {
         if (R == 32 && P == 36) state_loop(std::integral_constant<int, 36>());
@@ -419,6 +505,10 @@ struct BackwardTiled {
       } else {
         state_loop(P);
       }
+      // The next chunk's states, in flight through this chunk's end phase (its wait is the next
+      // chunk's, with that chunk's B and C).
+      if constexpr (kStaged)
+        if (chunk > first_chunk) issue_chunk_states(base, thread, T, w.b, chunk - 1, d);
 
       // The channel's totals of du_B, ddt_A, y: the kS threads' shares added in part order.
       if (kS > 1) {
@@ -444,29 +534,31 @@ struct BackwardTiled {
         }
       }
 
-      // The chunk's per-step gradients, straight to memory. u, raw delta, z and dout are read again
-      // (cached: this thread read them at the chunk's start) rather than held in registers over
-      // the states.
+      // The chunk's per-step gradients, straight to memory. u, dout and the activations' inputs
+      // (staged: their slopes, parked at the chunk's start) are read again (cached: this thread
+      // read them at the chunk's start) rather than held in registers over the states.
       if (active && part == 0) {
-        float x[kK], raw[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
+        float x[kK], slope[kK], dout[kK] = {}, gate[kK] = {}, out_du[kK], out_ddelta[kK], out_dz[kK] = {};
         load_input(inputs, 0, p.u + at, len, x);
-        load_input(inputs, 1, p.delta + at, len, raw);
         if (p.has_z) {
           load_input(inputs, 2, p.dout + at, len, dout);
-          load_input(inputs, 3, p.z + at, len, gate);
+          load_input(inputs, 3, p.z + at, len, gate);  // staged: the gate's slopes
         }
         // As at the chunk's start: each activation's slope under one branch a chunk (§47).
-        float slope[kK];
-        SCANLAB_UNROLL
-        for (int k = 0; k < kK; ++k) slope[k] = 1.0f;
         if (p.softplus) {
+          load_input(inputs, 1, p.delta + at, len, slope);  // staged: the slopes, else raw delta
+          if constexpr (!kStaged) {
+            SCANLAB_UNROLL
+            for (int k = 0; k < kK; ++k) slope[k] = Act::softplus_slope(slope[k] + bias);
+          }
+        } else {
           SCANLAB_UNROLL
-          for (int k = 0; k < kK; ++k) slope[k] = Act::softplus_slope(raw[k] + bias);
+          for (int k = 0; k < kK; ++k) slope[k] = 1.0f;  // ddelta = ddt exactly
         }
         SCANLAB_UNROLL
         for (int k = 0; k < kK; ++k) {  // compile-time k: x, dt, du... stay in registers
           const float du = dt[k] * du_B[k], ddt = x[k] * du_B[k] + ddt_A[k];
-          const float ddelta = p.softplus ? ddt * slope[k] : ddt;
+          const float ddelta = ddt * slope[k];
           out_du[k] = p.has_D ? du + D_d * dy[k] : du;
           out_ddelta[k] = ddelta;
           if (k < len) {
@@ -475,11 +567,16 @@ struct BackwardTiled {
           }
         }
         if (p.has_z) {
-          with_gate_kind(p.gate, [&](const auto kind) {
+          if constexpr (kStaged) {
             SCANLAB_UNROLL
-            for (int k = 0; k < kK; ++k)
-              out_dz[k] = dout[k] * Act::gate(decltype(kind)::value, gate[k]).slope * (y[k] + D_d * x[k]);
-          });
+            for (int k = 0; k < kK; ++k) out_dz[k] = dout[k] * gate[k] * (y[k] + D_d * x[k]);
+          } else {
+            with_gate_kind(p.gate, [&](const auto kind) {
+              SCANLAB_UNROLL
+              for (int k = 0; k < kK; ++k)
+                out_dz[k] = dout[k] * Act::gate(decltype(kind)::value, gate[k]).slope * (y[k] + D_d * x[k]);
+            });
+          }
         }
         store_channel_steps<kK>(p.du + at, step, len, out_du);
         store_channel_steps<kK>(p.ddelta + at, step, len, out_ddelta);

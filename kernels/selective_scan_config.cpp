@@ -117,6 +117,9 @@ TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const
   off += s.bc_buffer;  // buffer 1
   s.adjoint = take(off, p.dstate / split * threads);
   s.dA = take(off, p.dstate / split * threads);
+  // One buffer, not two: a thread copies its own column for the next chunk once its state loop
+  // has read this one's (2 KB a team of 32 at dstate 16; a second buffer would cost the eighth team)
+  if (c.bwd_stage_inputs == 1) s.states = take(off, p.dstate * threads);
   off = (off + 3) / 4 * 4;  // the contribution blocks are read 16 bytes at a time
   s.contrib_row = (rows + 3) / 4 * 4 + 4;
   // One state per block: two (one barrier per pair) left room for seven teams of 32 per SM at
@@ -257,8 +260,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
       "bwd_state_interleave: tiled backward states a thread walks together, 1, 2 or 4 (needs bwd_state_split 1 and "
       "chunk_len 8; divides dstate); 1 otherwise",
-      "bwd_stage_inputs: tiled's backward at bwd_state_interleave 2 copies each chunk's u, delta, dout, z into team "
-      "scratch a chunk ahead (1) or loads them into registers when the chunk starts (0); 0 otherwise",
+      "bwd_stage_inputs: tiled's backward at bwd_state_interleave 2 copies each chunk's u, delta, dout, z and "
+      "chunk-start states into team scratch a chunk ahead (1) or loads them into registers in the chunk (0); 0 otherwise",
       "fast_activations: tiled's softplus and silu sigma from the SFU (1: MUFU exp2 and reciprocal) or the library's "
       "expf, log1pf and division (0); 0 otherwise",
       "bwd_time_segments: tiled's backward splits the chunks into up to this many time segments run in parallel "

@@ -87,9 +87,10 @@ struct SelectiveScanConfig {
                                  // independent chains interleaved; 1 otherwise
   int bwd_stage_inputs = 0;    // "tiled" backward with bwd_state_interleave 2: 1 has each thread
                                // copy its channel's next chunk of u, delta, dout and z into team
-                               // scratch asynchronously (with the chunk's B and C), so the chunk's
-                               // start waits on no global load and its end re-reads scratch; 8 KB
-                               // more a team of 32; 0 loads them straight into registers
+                               // scratch asynchronously (with the chunk's B and C), and its next
+                               // chunk-start states during a chunk's end phase, so the chunk waits
+                               // on no global load and its end re-reads scratch; 10 KB more a team
+                               // of 32 at dstate 16; 0 loads them straight into registers
   int fast_activations = 0;    // "tiled": 1 computes softplus and silu's σ with one MUFU.EX2 each
                                // (the rest on the FMA pipe, sfu.hpp) instead of the library's
                                // expf, log1pf and division; compiled into the kernels, not a
@@ -255,6 +256,7 @@ struct TiledScratch {
 struct TiledBackwardScratch {
   std::int64_t bc_row = 0, B = -1, C = -1, bc_buffer = 0;
   std::int64_t inputs = -1, inputs_tensor = 0;  // bwd_stage_inputs, in each buffer: [tensor][row][chunk]
+  std::int64_t states = -1;  // bwd_stage_inputs: the chunk-start states, one buffer, [n][thread]
   std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
   std::int64_t shares = -1, shares_row = 0;
   std::int64_t total = 0;

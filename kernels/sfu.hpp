@@ -129,4 +129,15 @@ KOKKOS_INLINE_FUNCTION float softplus_sfu_f32(float x) {
   return fmaxf(x, 0.0f) + log1p_unit(t);
 }
 
+// softplus_sfu_f32(x) and its slope sigmoid_sfu_f32(x) from the one MUFU they share (e^-|x|): each
+// bitwise what its own function gives.
+struct SoftplusWithSlope {
+  float value, slope;
+};
+KOKKOS_INLINE_FUNCTION SoftplusWithSlope softplus_with_slope_sfu_f32(float x) {
+  const float t = sfu_exp2_subnormal(-fabsf(x) * 1.4426950408889634f);
+  const float r = reciprocal_1_to_2(1.0f + t);
+  return {fmaxf(x, 0.0f) + log1p_unit(t), x >= 0.0f ? r : t * r};
+}
+
 }  // namespace scanlab

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -800,6 +802,21 @@ TEST(KernelSelectiveScan, SfuActivationFormsWithinTheirErrorModel) {
     ASSERT_EQ(sigmoid_sfu_f32(x), 1.0f) << x;
   }
   EXPECT_EQ(softplus_sfu_f32(INFINITY), INFINITY);
+  // The pair the staged backward forms at a chunk's start (sharing the MUFU) is each function's own
+  // value bit for bit: the chunk's end reads the parked slope instead of calling sigmoid_sfu_f32.
+  const auto bits = [](float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  };
+  for (int i = 0; i <= 400'000; ++i) {
+    const float x = float(-104.0 + 134.0 * i / 400'000.0);
+    const SoftplusWithSlope both = softplus_with_slope_sfu_f32(x);
+    ASSERT_EQ(bits(both.value), bits(softplus_sfu_f32(x))) << x;
+    ASSERT_EQ(bits(both.slope), bits(sigmoid_sfu_f32(x))) << x;
+  }
+  EXPECT_TRUE(std::isnan(softplus_with_slope_sfu_f32(NAN).value));  // a NaN's sign bit may differ
+  EXPECT_TRUE(std::isnan(softplus_with_slope_sfu_f32(NAN).slope));
 }
 
 // The FMA-pipe pieces of the SFU forms on their own: the reciprocal over every float in [1, 2]
