@@ -360,10 +360,14 @@ struct BackwardTiled {
         // kRows32: a thread sums the same columns (row + 32q) every iteration, so where their sums go
         // is set once a chunk and moves kI states an iteration (store_sum's 64-bit index and selects,
         // redone every iteration, were ~25 instructions of one: speed-notes §50).
+        // Staged teams only: in the unstaged kernel, which dstate 32 and 64 share, these pointers won
+        // 1.045x at dstate 32 and lost 0.935x at 64 (8% fewer instructions, 16% more cycles an issue:
+        // reports/results/h100/2026-12-05-s27/), so it keeps the forms indexed by i.
+        constexpr bool kWalk = kRows32 && kStaged;
         float* out[kColumnsPerThread];
         index_t out_step[kColumnsPerThread];
         bool out_valid[kColumnsPerThread];
-        if constexpr (kRows32) {
+        if constexpr (kWalk) {
           SCANLAB_UNROLL
           for (int q = 0; q < kColumnsPerThread; ++q) {
             const int c = row + 32 * q, column_of_state = c % (2 * kK), k = column_of_state % kK;
@@ -401,7 +405,7 @@ struct BackwardTiled {
             }
           }
           // this part's columns of the block: j·2kK + k for dB_k of state j, j·2kK + kK + k for dC_k
-          float* const block = block_now;
+          float* const block = kWalk ? block_now : block_of(i);
           float h[kI][kK], a[kI][kK], Bk[kI][kK];
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
@@ -416,13 +420,14 @@ struct BackwardTiled {
           if constexpr (kRows32) {
             SCANLAB_UNROLL
             for (int q = 0; q < kColumnsPerThread; ++q) {
-              previous[q] = column_sum<32>(block_then + (part * kI * 2 * kK + row + 32 * q) * Pc, 32);
+              previous[q] = column_sum<32>(kWalk ? block_then + (part * kI * 2 * kK + row + 32 * q) * Pc
+                                                 : column_of(i - kI, row + 32 * q), 32);
               dm::compute_here(previous[q]);
             }
           }
           SCANLAB_UNROLL
           for (int j = 0; j < kI; ++j) {
-            load_run<kK>(B_rows + kS * j * bc_row, Bk[j]);
+            load_run<kK>(kWalk ? B_rows + kS * j * bc_row : Bs + (part + kS * (i + j)) * bc_row, Bk[j]);
             float hp = h_start[j];
             SCANLAB_UNROLL
             for (int k = 0; k < kK; ++k) {
@@ -436,7 +441,8 @@ struct BackwardTiled {
           for (int j = 0; j < kI; ++j) {
             g[j] = adjoint[(i + j) * Tc];
             dA_chunk[j] = 0.0f;
-            load_run<kK>(C_rows + kS * j * bc_row, Cs_n[j]);  // 16-byte reads (8 scalar ones before: §18)
+            // 16-byte reads (8 scalar ones before: §18)
+            load_run<kK>(kWalk ? C_rows + kS * j * bc_row : Cs + (part + kS * (i + j)) * bc_row, Cs_n[j]);
           }
           SCANLAB_UNROLL
           for (int k = kK - 1; k >= 0; --k) {
@@ -469,7 +475,7 @@ struct BackwardTiled {
           // iteration: the next iteration sums this block while it writes the other, and a block
           // is rewritten only after the sync that follows its sums. The chunk's last block is summed
           // after the loop; the next chunk's first writes come after the team barrier that starts it.
-          if constexpr (kRows32) {
+          if constexpr (kWalk) {
             if (i > 0) {
               SCANLAB_UNROLL
               for (int q = 0; q < kColumnsPerThread; ++q) {
@@ -477,22 +483,31 @@ struct BackwardTiled {
                 out[q] += out_step[q];
               }
             }
+          } else if constexpr (kRows32) {
+            if (i > 0) {
+              SCANLAB_UNROLL
+              for (int q = 0; q < kColumnsPerThread; ++q) store_sum(i - kI, row + 32 * q, previous[q]);
+            }
           } else {
             (void)previous;
           }
           dm::group_barrier(team, R == 32);
           if constexpr (!kRows32) sum_and_store(i);
-          block_now = block_then;
-          block_then = block;
-          B_rows += kI * kS * bc_row;
-          C_rows += kI * kS * bc_row;
+          if constexpr (kWalk) {
+            block_now = block_then;
+            block_then = block;
+            B_rows += kI * kS * bc_row;
+            C_rows += kI * kS * bc_row;
+          }
         }
-        if constexpr (kRows32) {
+        if constexpr (kWalk) {
           SCANLAB_UNROLL
           for (int q = 0; q < kColumnsPerThread; ++q) {
             const float sum = column_sum<32>(column_of(M - kI, row + 32 * q), 32);
             if (out_valid[q]) *out[q] = sum;
           }
+        } else if constexpr (kRows32) {
+          sum_and_store(M - kI);
         } else {
           (void)out;
           (void)out_step;
