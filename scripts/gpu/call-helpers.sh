@@ -49,9 +49,12 @@ start_peer_build() {
 ceilings() { run "$S" ceilings --backend "$BACKEND" --out "$O/ceilings.json" > "$O/ceilings.txt" 2>&1; }
 
 # ab BINARY NAME DIRECTIONS [SWEEP OPTIONS...]: one sweep of $SH, "tiled" as the heuristic
-# configures it, named scanlab-NAME, into $O/selective_scan-NAME.json and $O/sweep-NAME.txt.
+# configures it, named scanlab-NAME, into $O/selective_scan-NAME.json and $O/sweep-NAME.txt. The
+# sweep reads $O/ceilings.json, measured first if the script has not (session 27's call3 forgot
+# it, and its four sweeps wrote only the error).
 ab() {
   local bin="$1" name="$2" directions="$3"; shift 3
+  [ -f "$O/ceilings.json" ] || ceilings
   run "$bin" sweep selective_scan --backend "$BACKEND" --ceilings "$O/ceilings.json" --impl tiled --no-cache \
       --implementation "scanlab-$name" --direction "$directions" "${OPTS[@]}" --shapes "$SH" "$@" \
       --out "$O/selective_scan-$name.json" > "$O/sweep-$name.txt" 2>&1
@@ -60,6 +63,7 @@ ab() {
 # beside_peer PEER: the candidate $S swept as "scanlab" (run_peers' --like wants that name, so no
 # --implementation), then the peer on the same cases, then the report of both.
 beside_peer() {
+  [ -f "$O/ceilings.json" ] || ceilings
   run "$S" sweep selective_scan --backend "$BACKEND" --ceilings "$O/ceilings.json" --impl tiled --no-cache \
       --direction fwd,bwd,fwdbwd "${OPTS[@]}" --shapes "$SH" --out "$O/selective_scan-tiled.json" > "$O/sweep.txt" 2>&1
   [ -n "$peer_builder" ] && wait "$peer_builder"
