@@ -95,15 +95,19 @@ sanitize() {
   done
 }
 
-# staged_checks SEED: the staged backward (bwd_stage_inputs at 32 channels a team, two states at
-# once) laid over random cases, 200 of them, then its memcheck and racecheck in three time segments.
-staged_checks() {
-  local staged='{"bwd_state_split":1,"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_interleave":2,"bwd_stage_inputs":1,"chunk_len":8}'
-  run "$S" check selective_scan --backend "$BACKEND" --impl tiled --config "$staged" --cases 200 --seed "$1" \
-      > "$O/check-staged-laid-over.txt" 2>&1
-  echo "exit $?" >> "$O/check-staged-laid-over.txt"
-  sanitize bwd-staged "${staged%\}},\"bwd_time_segments\":3}"
+# laid_over_checks NAME STAGE SEED CASES: the interleaved backward (one thread a channel, two states
+# at once, 32 channels a team) with bwd_stage_inputs STAGE laid over CASES random cases, into
+# $O/check-NAME-laid-over.txt, then its memcheck and racecheck in three time segments (bwd-NAME).
+laid_over_checks() {
+  local config="{\"bwd_state_split\":1,\"bwd_channels_per_team\":32,\"bwd_team_size\":32,\"bwd_state_interleave\":2,\"bwd_stage_inputs\":$2,\"chunk_len\":8}"
+  run "$S" check selective_scan --backend "$BACKEND" --impl tiled --config "$config" --cases "$4" --seed "$3" \
+      > "$O/check-$1-laid-over.txt" 2>&1
+  echo "exit $?" >> "$O/check-$1-laid-over.txt"
+  sanitize "bwd-$1" "${config%\}},\"bwd_time_segments\":3}"
 }
+
+# staged_checks SEED: the staged form (dstate 16's), 200 cases.
+staged_checks() { laid_over_checks staged 1 "$1" 200; }
 
 # call_end: $O tarred beside itself (only a few files come back one by one), then the exit lines
 # and each sweep's times, one line a case, for the call's reply.

@@ -22,11 +22,7 @@ ab "$S" landed-again bwd
 beside_peer mamba_ssm
 gpu_checks 41 300
 staged_checks 42
-unstaged='{"bwd_state_split":1,"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_state_interleave":2,"bwd_stage_inputs":0,"chunk_len":8}'
-run "$S" check selective_scan --backend "$BACKEND" --impl tiled --config "$unstaged" --cases 200 --seed 43 \
-    > "$O/check-unstaged-laid-over.txt" 2>&1
-echo "exit $?" >> "$O/check-unstaged-laid-over.txt"
-sanitize bwd-unstaged "${unstaged%\}},\"bwd_time_segments\":3}"
+laid_over_checks unstaged 0 43 200
 call_end
 for pair in "states landed" "states-again landed-again"; do
   set -- $pair; "$S" compare --min-change 0.03 "$O/selective_scan-$1.json" "$O/selective_scan-$2.json" | tail -n 2
