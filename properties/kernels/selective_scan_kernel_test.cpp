@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <set>
@@ -278,9 +279,21 @@ void expect_bitwise_equal(const TensorMap& a, const TensorMap& b, const std::str
   for (const auto& [name, t] : a) {
     const Tensor& u = b.at(name);
     ASSERT_EQ(t.shape, u.shape) << where << ": " << name;
-    std::int64_t differ = 0;
-    for (std::int64_t i = 0; i < t.numel(); ++i) differ += t[i] == u[i] || (std::isnan(t[i]) && std::isnan(u[i])) ? 0 : 1;
-    EXPECT_EQ(differ, 0) << where << ": " << name << " differs in " << differ << " elements";
+    // Where and by how much, not only how often: a rounding-sized difference and a stale value
+    // point at different causes.
+    std::int64_t differ = 0, first = -1;
+    double largest = 0.0;
+    for (std::int64_t i = 0; i < t.numel(); ++i) {
+      if (t[i] == u[i] || (std::isnan(t[i]) && std::isnan(u[i]))) continue;
+      if (differ++ == 0) first = i;
+      largest = std::max(largest, std::fabs(t[i] - u[i]));
+    }
+    if (differ == 0) continue;
+    char detail[160];
+    std::snprintf(detail, sizeof detail, "first at flat index %lld: %.9g (%a) against %.9g (%a); largest |difference| %.3g",
+                  static_cast<long long>(first), t[first], t[first], u[first], u[first], largest);
+    ADD_FAILURE() << where << ": " << name << " differs in " << differ << " of " << t.numel() << " elements, "
+                  << detail;
   }
 }
 
