@@ -647,7 +647,7 @@ struct BackwardTiled {
     for (; i < M; ++i) summarize_states<1>(Cs, A_row, part, adjoint, decay, T, i, bc_row, dt, dy, chunk_normal);
   }
 
-  // States i0 .. i0 + kG - 1 of the thread's of summarize_chunk, their chains interleaved.
+  // summarize_chunk's work on the thread's states i0 .. i0 + kG - 1, their chains interleaved.
   template <int kG>
   KOKKOS_FORCEINLINE_FUNCTION void summarize_states(const float* Cs, const float* A_row, int part, float* adjoint,
                                                     float* decay, int T, int i0, int bc_row, const float (&dt)[kK],

@@ -5,7 +5,6 @@
 #include <Kokkos_Core.hpp>
 #include <cfenv>
 #include <cstdio>
-#include <set>
 #include <string>
 #include <vector>
 #if defined(__x86_64__)
@@ -56,18 +55,19 @@ TEST(Smoke, HostThreadsShareTheIeeeFloatingPointMode) {
   EXPECT_EQ(std::fegetround(), FE_TONEAREST);
 #if defined(KOKKOS_ENABLE_OPENMP)
   const int threads = Kokkos::OpenMP().concurrency();
-  std::vector<unsigned> modes(std::size_t(omp_get_max_threads()) + std::size_t(threads), ~0u);
+  // One slot per thread of Kokkos' pool (omp_get_thread_num() is below its size there).
+  std::vector<unsigned> modes(std::size_t(threads), ~0u);
   // Enough static chunks that every worker of Kokkos' pool runs at least one.
   Kokkos::parallel_for(
       "fp_modes", Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::Schedule<Kokkos::Static>>(0, 64 * threads),
       [&](int) { modes[std::size_t(omp_get_thread_num())] = host_fp_mode(); });
   Kokkos::fence();
-  std::set<unsigned> seen;
+  int reported = 0;
   for (int t = 0; t < threads; ++t) {
     if (modes[std::size_t(t)] == ~0u) continue;
-    seen.insert(modes[std::size_t(t)]);
+    ++reported;
     EXPECT_EQ(hex(modes[std::size_t(t)]), hex(main_mode)) << "OpenMP thread " << t << " of " << threads;
   }
-  EXPECT_FALSE(seen.empty()) << "no OpenMP worker reported its mode";
+  EXPECT_GT(reported, 0) << "no OpenMP worker reported its mode";
 #endif
 }
