@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 
 #include <chrono>
@@ -14,7 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
+#include <sstream>
 
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/TestListener.h>
@@ -48,6 +51,7 @@ struct CaseStats {
   std::vector<std::string> tags;
   std::map<std::string, double> ratios;  // tensor -> max |err| / bound
   std::string config;
+  bool backward = false;  // the case ran the backward too
 };
 
 struct Totals {
@@ -56,12 +60,14 @@ struct Totals {
   std::map<std::string, std::pair<int, double>> ratios;  // tensor -> (cases, max ratio)
   std::set<std::string> configs;
   double max_ratio = 0;
+  int backward_cases = 0;  // passing cases that ran the backward too
 };
 
 nlohmann::json to_json(const Totals& t) {
   nlohmann::json ratios = nlohmann::json::object();
   for (const auto& [name, entry] : t.ratios) ratios[name] = {entry.first, entry.second};
-  return {{"cases", t.cases}, {"tags", t.tags}, {"ratios", ratios}, {"configs", t.configs}, {"max_ratio", t.max_ratio}};
+  return {{"cases", t.cases},         {"tags", t.tags},           {"ratios", ratios},
+          {"configs", t.configs},     {"max_ratio", t.max_ratio}, {"backward_cases", t.backward_cases}};
 }
 
 // Adds another rank's totals: counts add up, maxima take the larger, configs unite.
@@ -75,6 +81,7 @@ void add_totals(Totals& t, const nlohmann::json& j) {
   }
   for (const auto& c : j.at("configs")) t.configs.insert(c.get<std::string>());
   t.max_ratio = std::max(t.max_ratio, j.at("max_ratio").get<double>());
+  t.backward_cases += j.value("backward_cases", 0);  // absent from a rank file of an older scanlab
 }
 
 // The seed rank r fuzzes: splitmix64 of the base seed and the rank, so ranks never share a stream.
@@ -108,6 +115,7 @@ class Progress : public rc::detail::TestListener {
         totals_.max_ratio = std::max(totals_.max_ratio, ratio);
       }
       if (!pending_->config.empty()) totals_.configs.insert(pending_->config);
+      if (pending_->backward) ++totals_.backward_cases;
     }
     pending_.reset();
     show(false);
@@ -206,8 +214,43 @@ void print_summary(const CheckOptions& o, const Totals& totals, int failures, co
   std::printf("%-20s %8s %14s\n", "tensor", "cases", "max err/bound");
   for (const auto& [name, entry] : totals.ratios)
     std::printf("  %-18s %8d %14.4g\n", name.c_str(), entry.first, entry.second);
+  std::printf("backward: %s of the cases\n", percent(totals.backward_cases, totals.cases).c_str());
+  // A fixed --impl or --config that no case with a backward can run leaves the gradients unchecked
+  // while the forward passes: say so, so that a PASS is not read as covering them.
+  if (totals.cases > 0 && totals.backward_cases == 0)
+    std::printf("warning: no passing case ran the backward (every case with one was skipped or none was drawn): "
+                "the gradients were not checked\n");
   std::printf("failures: %d\n", failures);
   if (!failure_text.empty()) std::printf("%s\n", failure_text.c_str());
+}
+
+// Counts a skipped case's reasons, each line of invalid_reason() one reason, without the config
+// and case that resolve_config's "… cannot run this case on BACKEND: REASONS" names, so that cases
+// skipped for one reason count together.
+void count_skip_reasons(std::map<std::string, int>& reasons, const std::string& message) {
+  const std::string marker = "cannot run this case on ";
+  std::string why = message;
+  if (const auto at = message.find(marker); at != std::string::npos)
+    if (const auto colon = message.find(": ", at + marker.size()); colon != std::string::npos) why = message.substr(colon + 2);
+  std::istringstream lines(why);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) ++reasons[line];
+}
+
+// The most frequent reasons cases were skipped, one line each with its count.
+std::string top_reasons(const std::map<std::string, int>& reasons, std::size_t shown) {
+  std::vector<std::pair<int, std::string>> by_count;
+  for (const auto& [why, n] : reasons) by_count.emplace_back(n, why);
+  std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out;
+  for (std::size_t i = 0; i < by_count.size() && i < shown; ++i) {
+    std::string why = by_count[i].second;
+    if (why.size() > 200) why = why.substr(0, 197) + "...";
+    out += "\n  " + std::to_string(by_count[i].first) + "x " + why;
+  }
+  if (const std::size_t others = by_count.size() > shown ? by_count.size() - shown : 0; others > 0)
+    out += "\n  (" + std::to_string(others) + (others == 1 ? " other reason)" : " other reasons)");
+  return out;
 }
 
 template <class T>
@@ -222,12 +265,14 @@ CheckResult check_op(CheckOptions& o) {
   Totals& totals = out.totals;
   std::optional<CaseStats> pending;
   int discarded_invalid = 0, discarded_unsupported = 0;
+  std::map<std::string, int> skip_reasons;  // why the --impl / --config could not run a case
   const std::string property_name = "scanlab check " + o.op;
   auto property = [&] {
     const GeneratedCase<P> gc = *gen_case<P>(request);
     const P& p = gc.problem;
     CaseStats stats;
     stats.tags = gc.tags;
+    stats.backward = p.with_backward;
     FailureRecord record{as_case<T>(p, gc.inputs), nullptr, o.backend.name(), {}, "", property_name};
     TensorMap got;
     try {
@@ -240,6 +285,7 @@ CheckResult check_op(CheckOptions& o) {
             config = resolve_config<T>(p, o.backend.kind, {o.impl});
           } catch (const std::invalid_argument& e) {
             ++discarded_invalid;
+            count_skip_reasons(skip_reasons, e.what());
             RC_DISCARD(e.what());
           }
         }
@@ -248,6 +294,7 @@ CheckResult check_op(CheckOptions& o) {
             config = lay_config_over<T>(p, o.backend.kind, config, o.config_patch);
           } catch (const std::invalid_argument& e) {
             ++discarded_invalid;
+            count_skip_reasons(skip_reasons, e.what());
             RC_DISCARD(e.what());
           }
         }
@@ -339,7 +386,9 @@ CheckResult check_op(CheckOptions& o) {
   }
   if (discarded_invalid && !failures)
     text += (text.empty() ? "" : "\n") + std::to_string(discarded_invalid) +
-            " generated cases were skipped: the --impl config cannot run them";
+            " generated cases were skipped: the --impl config cannot run them; the most frequent reasons (a case "
+            "can have several):" +
+            top_reasons(skip_reasons, 3);
   if (discarded_unsupported && !failures)  // a failure's text (a give-up) already counts them
     text += (text.empty() ? "" : "\n") + std::to_string(discarded_unsupported) +
             " generated cases were skipped: the exec implementation has no equivalent (exit status 3)";
@@ -352,7 +401,9 @@ int check_verb(int argc, char** argv) {
   CLI::App app{"Fuzzes OP against the float64 oracle: N random cases (sizes, options, value regimes and, with --impl "
                "random, kernel configs drawn by the properties' generators; about half the cases run the backward "
                "too), each compared element by element with the oracle's error bound. A progress line goes to "
-               "stderr, a summary table to stdout. A failing case is shrunk by RapidCheck to a minimal one and saved "
+               "stderr, a summary table to stdout: how many cases ran the backward (with a warning when none did, e.g. "
+               "when a --config no backward case can run leaves the gradients unchecked) and, for cases skipped "
+               "because the --impl / --config cannot run them, the most frequent reasons. A failing case is shrunk by RapidCheck to a minimal one and saved "
                "as a case directory under $SCANLAB_FAILURE_DIR (default build/failures/), with the `scanlab replay` "
                "line and an RC_PARAMS=\"reproduce=...\" line that repeats this exact case (with the same flags). "
                "An exec implementation that exits with status 3 (no equivalent of the case) has that case skipped "

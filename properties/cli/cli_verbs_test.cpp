@@ -265,6 +265,10 @@ TEST(CliCheck, PassesOnEveryCompiledBackendWithASummary) {
                              "max err/bound", "failures: 0", "out ", "last_state"})
       EXPECT_NE(r.out.find(text), std::string::npos) << "summary lacks '" << text << "':\n" << r.out;
     EXPECT_NE(r.err.find("25/25 cases"), std::string::npos) << "no final progress line:\n" << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("backward: (\\d+) \\(\\d+%\\) of the cases"))) << r.out;
+    EXPECT_GT(std::stoi(m[1]), 0) << r.out;
+    EXPECT_EQ(r.out.find("no passing case ran the backward"), std::string::npos) << r.out;
   }
   auto r = run_cli({"check", "s7_scan", "--cases", "10", "--seed", "2", "--backend", "serial", "--impl", "auto"});
   EXPECT_EQ(r.code, 0) << describe(r);
@@ -283,6 +287,19 @@ TEST(CliCheck, ConfigPatchIsLaidOverEachCase) {
                "--config", "{\"fast_activations\":1}"});
   EXPECT_EQ(r.code, 1) << describe(r);
   EXPECT_NE(r.out.find("it must be 0 for sequential"), std::string::npos) << r.out;
+}
+
+// A fixed config that no case with a backward can run (here teams of 32 threads, more than a host
+// backend runs) still passes on the forward, but the summary says the gradients went unchecked
+// and why the cases were skipped.
+TEST(CliCheck, SaysWhenNoCaseRanTheBackward) {
+  auto r = run_cli({"check", "selective_scan", "--cases", "12", "--seed", "6", "--backend", "serial", "--impl", "tiled",
+                    "--config", "{\"bwd_channels_per_team\":32,\"bwd_team_size\":32}"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_NE(r.out.find("backward: 0 (0%) of the cases"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning: no passing case ran the backward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the most frequent reasons (a case can have several):\n  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x bwd_team_size 32 exceeds serial's limit of "), std::string::npos) << "the reason, counted:\n" << r.out;
 }
 
 TEST(CliCheck, UsageErrorsExitTwo) {
