@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 30, call 2 (call1, §54 alone, was refused a machine three times): §54 (the summary pass
+# Session 30, call 2 (call1, session 29's call7 with §54 alone, was refused a machine every time): §54 (the summary pass
 # behind a staged walk stages its chunk inputs a chunk ahead), §55 (it copies no B tile and stages
 # no u) and §56 (its blocks: bwd_summary_blocks splits each summarized segment into blocks of whole
 # chunks run side by side, its teams asking only for their prefix of the walk's scratch) against
