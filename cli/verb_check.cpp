@@ -241,15 +241,18 @@ void count_skip_reasons(std::map<std::string, int>& reasons, const std::string& 
 std::string top_reasons(const std::map<std::string, int>& reasons, std::size_t shown) {
   std::vector<std::pair<int, std::string>> by_count;
   for (const auto& [why, n] : reasons) by_count.emplace_back(n, why);
-  std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  // stable: reasons with equal counts keep the map's order, so the lines do not change between runs
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string out;
   for (std::size_t i = 0; i < by_count.size() && i < shown; ++i) {
     std::string why = by_count[i].second;
     if (why.size() > 200) why = why.substr(0, 197) + "...";
     out += "\n  " + std::to_string(by_count[i].first) + "x " + why;
   }
-  if (const std::size_t others = by_count.size() > shown ? by_count.size() - shown : 0; others > 0)
+  if (by_count.size() > shown) {
+    const std::size_t others = by_count.size() - shown;
     out += "\n  (" + std::to_string(others) + (others == 1 ? " other reason)" : " other reasons)");
+  }
   return out;
 }
 
@@ -267,6 +270,12 @@ CheckResult check_op(CheckOptions& o) {
   int discarded_invalid = 0, discarded_unsupported = 0;
   std::map<std::string, int> skip_reasons;  // why the --impl / --config could not run a case
   const std::string property_name = "scanlab check " + o.op;
+  // A case the --impl / --config cannot run: counted with its reasons and discarded (RC_DISCARD throws).
+  auto skip_invalid = [&](const std::invalid_argument& e) {
+    ++discarded_invalid;
+    count_skip_reasons(skip_reasons, e.what());
+    RC_DISCARD(e.what());
+  };
   auto property = [&] {
     const GeneratedCase<P> gc = *gen_case<P>(request);
     const P& p = gc.problem;
@@ -284,18 +293,14 @@ CheckResult check_op(CheckOptions& o) {
           try {
             config = resolve_config<T>(p, o.backend.kind, {o.impl});
           } catch (const std::invalid_argument& e) {
-            ++discarded_invalid;
-            count_skip_reasons(skip_reasons, e.what());
-            RC_DISCARD(e.what());
+            skip_invalid(e);
           }
         }
         if (!o.config_patch.empty()) {
           try {
             config = lay_config_over<T>(p, o.backend.kind, config, o.config_patch);
           } catch (const std::invalid_argument& e) {
-            ++discarded_invalid;
-            count_skip_reasons(skip_reasons, e.what());
-            RC_DISCARD(e.what());
+            skip_invalid(e);
           }
         }
         record.config = config.to_json();
@@ -403,8 +408,9 @@ int check_verb(int argc, char** argv) {
                "too), each compared element by element with the oracle's error bound. A progress line goes to "
                "stderr, a summary table to stdout: how many cases ran the backward (with a warning when none did, e.g. "
                "when a --config no backward case can run leaves the gradients unchecked) and, for cases skipped "
-               "because the --impl / --config cannot run them, the most frequent reasons. A failing case is shrunk by RapidCheck to a minimal one and saved "
-               "as a case directory under $SCANLAB_FAILURE_DIR (default build/failures/), with the `scanlab replay` "
+               "because the --impl / --config cannot run them, the most frequent reasons. A failing case is shrunk "
+               "by RapidCheck to a minimal one and saved as a case directory under $SCANLAB_FAILURE_DIR (default "
+               "build/failures/), with the `scanlab replay` "
                "line and an RC_PARAMS=\"reproduce=...\" line that repeats this exact case (with the same flags). "
                "An exec implementation that exits with status 3 (no equivalent of the case) has that case skipped "
                "and counted in the summary. Exit status: 0 pass, 1 a failing case, 2 a usage error.",
