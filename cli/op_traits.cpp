@@ -37,6 +37,7 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       {"bwd_stage_inputs", {J(0), J(1)}, false},  // tiled's backward at interleave 2
       {"fast_activations", {J(0), J(1)}, false},  // tiled's compile-time activation form, likewise
       {"bwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's backward; 1000: a chunk each
+      {"bwd_summary_blocks", {J(1), J(2), J(3), J(1000)}, false},  // its summary pass; 1000: a chunk each
       {"fwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's forward; 1000: a tile each
       {"direct_io", {J(0), J(1)}, false},  // tiled's forward form; only with state_split 1, 2 or 4
   };

@@ -145,6 +145,7 @@ struct Params {
   index_t chunk_len = 1, num_chunks = 1;
   index_t bwd_channels_per_team = 1, bwd_team_size = 1, bwd_tiles = 1, channel_segments = 1;
   index_t time_segments = 1, chunks_per_segment = 1;  // "tiled"'s backward (workspace layout)
+  index_t summary_blocks = 1, chunks_per_summary_block = 1;  // its summary pass's blocks of a segment
   index_t fwd_segments = 1, fwd_segment_len = 1;      // "tiled"'s forward likewise (steps a segment)
   int scratch_level = 0;
 
@@ -188,6 +189,10 @@ struct Params {
   }
   KOKKOS_INLINE_FUNCTION index_t channel_partial(index_t b, index_t segment, index_t n, index_t d) const {
     return ((b * channel_segments + segment) * dstate + n) * dim + d;
+  }
+  // segment_adjoint, segment_decay (B, P·Q, N, D): summary block `block` of all P·Q (segment·Q + its own).
+  KOKKOS_INLINE_FUNCTION index_t summary_slot(index_t b, index_t block, index_t n, index_t d) const {
+    return ((b * channel_segments * summary_blocks + block) * dstate + n) * dim + d;
   }
   KOKKOS_INLINE_FUNCTION index_t channel_partial(index_t b, index_t segment, index_t d) const {
     return (b * channel_segments + segment) * dim + d;
@@ -640,11 +645,12 @@ KOKKOS_INLINE_FUNCTION void issue_sequence_tile(const Member& team, const Params
 KOKKOS_INLINE_FUNCTION bool bc_steps_fastest(const Params& p) { return p.st.B_time == 1 && p.st.C_time == 1; }
 
 // Issues asynchronous copies of per-step B and C of steps [t0, t0 + len) into [n][k] tiles; kK is
-// the caller's compile-time chunk.
-template <int kK, class Member>
+// the caller's compile-time chunk. kWithB false: C alone (the backward's summary pass reads no B).
+template <int kK, bool kWithB = true, class Member>
 KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, float* Bs, float* Cs, index_t bc_row,
                                           index_t b, index_t g, index_t t0, index_t len) {
   namespace dm = device_math;
+  if constexpr (!kWithB) (void)Bs;
   if (bc_steps_fastest(p) && p.seqlen % 4 == 0 && t0 % 4 == 0) {
     if (kK % 4 == 0 && len == kK) {
       // A whole chunk: the quads a state known at compile time (a shift, not a run-time division)
@@ -656,7 +662,7 @@ KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, f
       const unsigned items = unsigned(p.dstate) * kQuads;
       for (unsigned i = unsigned(team.team_rank()); i < items; i += unsigned(team.team_size())) {
         const unsigned n = i / kQuads, k = i % kQuads * 4;
-        dm::async_copy_f32x4(Bs + n * bc_row + k, B0 + n * p.st.B_state + k);
+        if constexpr (kWithB) dm::async_copy_f32x4(Bs + n * bc_row + k, B0 + n * p.st.B_state + k);
         dm::async_copy_f32x4(Cs + n * bc_row + k, C0 + n * p.st.C_state + k);
       }
       return;
@@ -666,11 +672,11 @@ KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, f
       const int n = i / quads, k = (i % quads) * 4;
       const index_t slot = n * bc_row + k, atB = p.B_step(b, g, n, t0 + k), atC = p.C_step(b, g, n, t0 + k);
       if (k + 4 <= len) {
-        dm::async_copy_f32x4(Bs + slot, p.B + atB);
+        if constexpr (kWithB) dm::async_copy_f32x4(Bs + slot, p.B + atB);
         dm::async_copy_f32x4(Cs + slot, p.C + atC);
       } else {
         for (index_t j = 0; j < len - k; ++j) {
-          dm::async_copy_f32(Bs + slot + j, p.B + atB + j);
+          if constexpr (kWithB) dm::async_copy_f32(Bs + slot + j, p.B + atB + j);
           dm::async_copy_f32(Cs + slot + j, p.C + atC + j);
         }
       }
@@ -679,7 +685,7 @@ KOKKOS_INLINE_FUNCTION void issue_bc_tile(const Member& team, const Params& p, f
     const int states = int(p.dstate);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, states * int(len)), [&](const int i) {
       const int n = i % states, k = i / states;
-      dm::async_copy_f32(Bs + n * bc_row + k, p.B + p.B_step(b, g, n, t0 + k));
+      if constexpr (kWithB) dm::async_copy_f32(Bs + n * bc_row + k, p.B + p.B_step(b, g, n, t0 + k));
       dm::async_copy_f32(Cs + n * bc_row + k, p.C + p.C_step(b, g, n, t0 + k));
     });
   }
@@ -1123,6 +1129,7 @@ Params make_params(const SelectiveScanProblem& p, const SelectiveScanConfig& c, 
   q.bwd_channels_per_team = c.bwd_channels_per_team; q.bwd_team_size = c.bwd_team_size;
   q.bwd_tiles = w.layout.bwd_tiles; q.channel_segments = w.layout.channel_segments;
   q.time_segments = w.layout.time_segments; q.chunks_per_segment = w.layout.chunks_per_segment;
+  q.summary_blocks = w.layout.summary_blocks; q.chunks_per_summary_block = w.layout.chunks_per_summary_block;
   q.fwd_segments = w.layout.fwd_segments; q.fwd_segment_len = w.layout.fwd_segment_len;
   q.scratch_level = c.scratch_level;
   q.st = selective_scan_strides(p, t.layout);

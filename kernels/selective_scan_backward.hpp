@@ -58,7 +58,12 @@ struct BackwardTiled {
   // chunk's start waits on no global load and its end re-reads scratch, not L1 (speed-notes §48;
   // §31 measured the same on session 18's backward: 1.05x at the anchor, 1.06x at
   // (2,4096,16,8192), lost where the 8 KB more a team cost teams an SM).
-  static_assert(!kStaged || (kS == 1 && kI > 1 && !kSummary), "staged inputs: one thread a channel, states interleaved");
+  // The summary pass of a staged walk stages its chunk inputs too (one state at a time, kI 1): its
+  // global loads at each chunk's start were 2.8 of its 5.95 cycles an issue (speed-notes §54).
+  static_assert(!kStaged || (kS == 1 && (kI > 1 || kSummary)), "staged inputs: one thread a channel, states interleaved");
+  // Staged, the walk parks the activations' slopes in the input rows for its chunk end; the summary
+  // pass has no chunk end.
+  static constexpr bool kParkSlopes = kStaged && !kSummary;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -68,12 +73,13 @@ struct BackwardTiled {
     const TiledBackwardScratch& s = p.tiled_bwd_scratch;
     float* const set = base + buf * s.bc_buffer;
     const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
-    issue_bc_tile<kK>(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
+    // The summary pass reads C but not B, and dt but not u (no dB, dC, du: speed-notes §55).
+    issue_bc_tile<kK, !kSummary>(team, p, set + s.B, set + s.C, s.bc_row, b, g, t0, len);
     if constexpr (kStaged) {
       // this thread's rows (an inactive thread's are zeros: valid_steps 0)
       const index_t at = p.seq(b, d, t0), valid = min_index(len, valid_steps);
       float* const rows = set + s.inputs + team.team_rank() * kK;
-      stage_channel_steps(rows, p.u + at, valid);
+      if constexpr (!kSummary) stage_channel_steps(rows, p.u + at, valid);
       stage_channel_steps(rows + s.inputs_tensor, p.delta + at, valid);
       stage_channel_steps(rows + 2 * s.inputs_tensor, p.dout + at, valid);
       if (p.has_z) stage_channel_steps(rows + 3 * s.inputs_tensor, p.z + at, valid);
@@ -90,7 +96,7 @@ struct BackwardTiled {
       const int missing = kK - int(len);
       for (int i = team.team_rank(); i < int(p.dstate) * missing; i += team.team_size()) {
         const int at = (i / missing) * int(s.bc_row) + int(len) + i % missing;
-        set[s.B + at] = 0.0f;
+        if constexpr (!kSummary) set[s.B + at] = 0.0f;
         set[s.C + at] = 0.0f;
       }
     }
@@ -157,13 +163,19 @@ struct BackwardTiled {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     namespace dm = device_math;
     const TiledBackwardScratch& bs = p.tiled_bwd_scratch;
-    // The team's segment (its chunks [first_chunk, end_chunk)); no summary of segment 0 is needed.
-    const index_t segments_here = kSegmented ? (kSummary ? p.time_segments - 1 : p.time_segments) : 1;
+    // The team's chunks [first_chunk, end_chunk): the walk's, its segment; the summary pass's, one
+    // of the summary_blocks blocks of a segment after the first (no summary of segment 0 is needed),
+    // numbered among all P·Q. A block of the last, shorter segment can be empty.
+    const index_t Q = p.summary_blocks;
+    const index_t segments_here = kSegmented ? (kSummary ? (p.time_segments - 1) * Q : p.time_segments) : 1;
     const TeamWork w = team_work(team.league_rank(), segments_here, p.bwd_tiles, p.groups);
-    const index_t segment = kSegmented ? w.chunk + (kSummary ? 1 : 0) : 0;
-    const index_t first_chunk = kSegmented ? segment * p.chunks_per_segment : 0;
-    const index_t end_chunk = kSegmented ? min_index(p.num_chunks, first_chunk + p.chunks_per_segment) : p.num_chunks;
-    float* const base = dm::shared_scratch(align16(team_scratch_floats<Member, ScratchView>(team, 0, bs.total)));
+    const index_t block = kSummary ? Q + w.chunk : 0;
+    const index_t segment = kSummary ? block / Q : kSegmented ? w.chunk : 0;
+    const index_t segment_end = kSegmented ? min_index(p.num_chunks, (segment + 1) * p.chunks_per_segment) : p.num_chunks;
+    const index_t first_chunk = segment * p.chunks_per_segment + (kSummary ? block % Q * p.chunks_per_summary_block : 0);
+    const index_t end_chunk = kSummary ? min_index(segment_end, first_chunk + p.chunks_per_summary_block) : segment_end;
+    float* const base = dm::shared_scratch(
+        align16(team_scratch_floats<Member, ScratchView>(team, 0, kSummary ? bs.summary_total : bs.total)));
     const int thread = team.team_rank(), T = int(p.bwd_team_size), R = T / kS, M = int(p.dstate) / kS;
     // Part-major: a warp's lanes are 32 channels of one part, so part 0's work at a chunk's end
     // (adding the shares, the per-step gradients) is whole warps, not every other lane.
@@ -180,8 +192,9 @@ struct BackwardTiled {
       if (!kSummary && active) {
         g = p.has_dlast_state ? dm::load_readonly(p.dlast_state + p.state(w.b, d, n)) : 0.0f;
         if constexpr (kSegmented) {
-          for (index_t later = p.time_segments - 1; later > segment; --later) {  // the segments after this one, last first
-            const index_t at = p.channel_partial(w.b, later, n, d);
+          // the summary blocks of the segments after this one, last first (an empty block's: g itself)
+          for (index_t later = p.time_segments * Q - 1; later >= (segment + 1) * Q; --later) {
+            const index_t at = p.summary_slot(w.b, later, n, d);
             g = p.segment_decay[at] * g + p.segment_adjoint[at];
           }
         }
@@ -212,8 +225,8 @@ struct BackwardTiled {
     const int bc_row = int(bs.bc_row), P = int(bs.contrib_row);
     float dD_sum = 0.0f, ddelta_bias_sum = 0.0f;
 
-    issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0, d, active ? p.chunk_len : 0);
-    if constexpr (kStaged) issue_chunk_states(base, thread, T, w.b, end_chunk - 1, d);
+    if (end_chunk > first_chunk) issue_chunk(team, base, w.b, w.g, end_chunk - 1, 0, d, active ? p.chunk_len : 0);
+    if constexpr (kParkSlopes) issue_chunk_states(base, thread, T, w.b, end_chunk - 1, d);  // the walk's only
     int buf = 0;
     for (index_t chunk = end_chunk - 1; chunk >= first_chunk; --chunk) {
       const index_t t0 = chunk * p.chunk_len, len = min_index(p.chunk_len, p.seqlen - t0);
@@ -243,8 +256,8 @@ struct BackwardTiled {
       // the chunk's end, so dtx takes no register more than u did.
       float dt[kK], dtx[kK], dy[kK], du_B[kK], ddt_A[kK], y[kK];
       {
-        float x[kK], raw[kK], gate[kK] = {};
-        load_input(inputs, 0, p.u + at, valid, x);
+        float x[kK] = {}, raw[kK], gate[kK] = {};
+        if constexpr (!kSummary) load_input(inputs, 0, p.u + at, valid, x);  // the summary stages no u
         load_input(inputs, 1, p.delta + at, valid, raw);
         load_input(inputs, 2, p.dout + at, valid, dy);
         if (p.has_z) load_input(inputs, 3, p.z + at, valid, gate);
@@ -261,7 +274,7 @@ struct BackwardTiled {
         // their MUFU) and parked in the row its input came from: only this thread reads its rows,
         // and the next copy into this buffer waits for the next chunk's barrier (speed-notes §50).
         if (p.softplus) {
-          if constexpr (kStaged) {
+          if constexpr (kParkSlopes) {
             float slope[kK];
             SCANLAB_UNROLL
             for (int k = 0; k < kK; ++k) {
@@ -282,7 +295,7 @@ struct BackwardTiled {
         }
         if (p.has_z) {
           with_gate_kind(p.gate, [&](const auto kind) {
-            if constexpr (kStaged) {
+            if constexpr (kParkSlopes) {
               float slope[kK];
               SCANLAB_UNROLL
               for (int k = 0; k < kK; ++k) {
@@ -602,12 +615,14 @@ struct BackwardTiled {
 
     if (!active) return;
     for (int i = 0; i < M; ++i) {
-      const index_t n = part + kS * i, at = p.channel_partial(w.b, segment, n, d);
+      const index_t n = part + kS * i;
       if (kSummary) {
+        const index_t at = p.summary_slot(w.b, block, n, d);
         p.segment_adjoint[at] = adjoint[i * T];
         p.segment_decay[at] = dA_sum[i * T];
         continue;
       }
+      const index_t at = p.channel_partial(w.b, segment, n, d);
       if (p.has_initial_state && segment == 0) p.dinitial_state[p.state(w.b, d, n)] = adjoint[i * T];
       p.part_dA[at] = dA_sum[i * T];
     }
@@ -1040,9 +1055,14 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
       };
       if (q.time_segments > 1) {  // every segment after the first needs its end adjoint
         // The summary pass walks no gradients: one state at a time whatever the interleave (its
-        // scratch is laid out for it all the same).
+        // scratch is laid out for it all the same); behind a staged walk its chunk inputs are staged a
+        // chunk ahead as the walk's are.
+        // Its teams ask for their prefix of the walk's scratch only (summary_total).
         Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segment_summary",
-                             policy(teams * (q.time_segments - 1)), detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary>{q});
+                             detail::team_policy<Space, detail::TiledBackwardBounds<kK, kI>>(
+                                 space, teams * (q.time_segments - 1) * q.summary_blocks, q.bwd_team_size, 0,
+                                 q.tiled_bwd_scratch.summary_total),
+                             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary, 1, kStaged>{q});
         walk("scanlab::selective_scan_backward_tiled_segments", teams * q.time_segments,
              detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk, kI, kStaged>{q});
       } else {

@@ -117,6 +117,7 @@ TiledBackwardScratch tiled_backward_scratch(const SelectiveScanProblem& p, const
   off += s.bc_buffer;  // buffer 1
   s.adjoint = take(off, p.dstate / split * threads);
   s.dA = take(off, p.dstate / split * threads);
+  s.summary_total = off + 4;  // the summary pass reads no further (more of its teams fit an SM)
   // One buffer, not two: a thread copies its own column for the next chunk once its state loop
   // has read this one's (2 KB a team of 32 at dstate 16; a second buffer would cost the eighth team)
   if (c.bwd_stage_inputs == 1) s.states = take(off, p.dstate * threads);
@@ -266,6 +267,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "expf, log1pf and division (0); 0 otherwise",
       "bwd_time_segments: tiled's backward splits the chunks into up to this many time segments run in parallel "
       "(a summary pass gives each its end adjoint); 1 otherwise",
+      "bwd_summary_blocks: in time segments, tiled's backward summary pass splits each segment into up to this many "
+      "blocks of whole chunks run in parallel (no effect without segments); 1 otherwise",
       "fwd_time_segments: tiled's forward splits time into up to this many segments of whole tiles and chunks run "
       "in parallel (a summary pass gives each its start state); 1 otherwise",
       "direct_io: tiled's forward with each thread moving its own channel's u, delta, z and output in registers, "
@@ -310,6 +313,11 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
   if (c.impl == "tiled" && p.with_backward && c.bwd_time_segments > 1 && w.num_chunks > 1)
     std::tie(w.chunks_per_segment, w.time_segments) = whole_unit_segments(w.num_chunks, c.bwd_time_segments, 1);
   w.channel_segments = chunked ? w.num_chunks : w.time_segments;
+  // The summary pass's blocks: whole chunks, as many as asked up to one a chunk.
+  w.chunks_per_summary_block = w.chunks_per_segment;
+  if (w.time_segments > 1 && c.bwd_summary_blocks > 1)
+    std::tie(w.chunks_per_summary_block, w.summary_blocks) =
+        whole_unit_segments(w.chunks_per_segment, c.bwd_summary_blocks, 1);
   // "tiled"'s forward segments: whole tiles, whole chunks where a backward follows (it saves the
   // chunk-start states) and 16-byte runs, so each segment's walk is the whole pass's from t0.
   w.fwd_segment_len = L;
@@ -333,8 +341,8 @@ SelectiveScanWorkspaceLayout selective_scan_workspace_layout(const SelectiveScan
     w.chunk_decay = take(B * S * N * D);
   }
   if (w.time_segments > 1) {
-    w.segment_adjoint = take(B * P * N * D);
-    w.segment_decay = take(B * P * N * D);
+    w.segment_adjoint = take(B * P * w.summary_blocks * N * D);
+    w.segment_decay = take(B * P * w.summary_blocks * N * D);
   }
   if (w.fwd_segments > 1) {
     w.segment_state = take(B * w.fwd_segments * N * D);
@@ -367,8 +375,9 @@ std::int64_t selective_scan_workspace_bytes(const SelectiveScanProblem& p, const
 //   backward: reads the chunk-start states (B·S·N·D) and writes then reads every partial;
 //     chunked adds the local adjoint pass (re-reads delta, dout, z and a per-step C; writes
 //     B·S·N·D) and the reverse carry (reads local adjoints and decays, writes end adjoints);
-//     tiled with P time segments adds the summary pass over segments 1..P-1 (re-reads delta,
-//     dout, z, B and C there; writes 2·B·P·N·D), which the main pass reads back (2·B·P·N·D).
+//     tiled with P time segments adds the summary pass over segments 1..P-1 in Q blocks each
+//     (bwd_summary_blocks; re-reads delta, dout, z and C there; writes 2·B·P·Q·N·D), which the
+//     main pass reads back (2·B·P·Q·N·D).
 double selective_scan_extra_bytes(const SelectiveScanProblem& p, const SelectiveScanConfig& c, Pass pass) {
   const auto w = selective_scan_workspace_layout(p, c);
   if (w.total_floats < 0) return 0;
@@ -393,10 +402,10 @@ double selective_scan_extra_bytes(const SelectiveScanProblem& p, const Selective
     for (std::int64_t off : {w.part_dB_step, w.part_dC_step}) if (off >= 0) partials += double(p.batch) * p.groups * w.bwd_tiles * p.dstate * p.seqlen;
     floats += 2 * partials;
     if (is_chunked(c)) floats += (2 + (p.has_z ? 1 : 0)) * bdl + bc_C + bsnd + 3 * bsnd;
-    if (w.time_segments > 1) {  // tiled's summary pass re-reads delta, dout, z, B and C of segments 1..
+    if (w.time_segments > 1) {  // tiled's summary pass re-reads delta, dout, z and C of segments 1..
       const double share = double(w.time_segments - 1) / double(w.time_segments);
-      const double bpnd = double(p.batch) * w.time_segments * p.dstate * p.dim;
-      floats += share * ((2 + (p.has_z ? 1 : 0)) * bdl + bc_B + bc_C) + 2 * bpnd + 2 * bpnd;
+      const double bpnd = double(p.batch) * w.time_segments * w.summary_blocks * p.dstate * p.dim;
+      floats += share * ((2 + (p.has_z ? 1 : 0)) * bdl + bc_C) + 2 * bpnd + 2 * bpnd;
     }
   }
   return 4.0 * floats;
@@ -472,6 +481,10 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("fwd_time_segments must be at least 1, got " + std::to_string(fwd_time_segments));
   else if (fwd_time_segments > 1 && impl != "tiled")
     why.push_back("fwd_time_segments splits tiled's forward only: it must be 1 for " + impl);
+  if (bwd_summary_blocks < 1)
+    why.push_back("bwd_summary_blocks must be at least 1, got " + std::to_string(bwd_summary_blocks));
+  else if (bwd_summary_blocks > 1 && impl != "tiled")
+    why.push_back("bwd_summary_blocks splits tiled's backward summary pass only: it must be 1 for " + impl);
   if (bwd_time_segments < 1)
     why.push_back("bwd_time_segments must be at least 1, got " + std::to_string(bwd_time_segments));
   else if (bwd_time_segments > 1 && impl != "tiled")
@@ -552,6 +565,7 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"bwd_stage_inputs", bwd_stage_inputs},
           {"fast_activations", fast_activations},
           {"bwd_time_segments", bwd_time_segments},
+          {"bwd_summary_blocks", bwd_summary_blocks},
           {"fwd_time_segments", fwd_time_segments},
           {"direct_io", direct_io}};
 }
@@ -586,6 +600,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "bwd_stage_inputs") field = &c.bwd_stage_inputs;
     else if (key == "fast_activations") field = &c.fast_activations;
     else if (key == "bwd_time_segments") field = &c.bwd_time_segments;
+    else if (key == "bwd_summary_blocks") field = &c.bwd_summary_blocks;
     else if (key == "fwd_time_segments") field = &c.fwd_time_segments;
     else if (key == "direct_io") field = &c.direct_io;
     if (!field) throw std::invalid_argument("unknown selective_scan config field '" + key + "'");

@@ -95,6 +95,10 @@ struct SelectiveScanConfig {
                                // (the rest on the FMA pipe, sfu.hpp) instead of the library's
                                // expf, log1pf and division; compiled into the kernels, not a
                                // run-time branch; 0 for the other implementations
+  int bwd_summary_blocks = 1;  // "tiled" backward in time segments: the summary pass splits each
+                               // segment it summarizes into up to this many blocks of whole chunks,
+                               // run side by side (the walk folds their summaries in order); no
+                               // effect without time segments
   int bwd_time_segments = 1;   // "tiled" backward: time segments run in parallel (a summary pass
                                // first gives each segment its end adjoint), for problems with too
                                // few channels to fill the device; 1 walks all chunks in one team,
@@ -260,6 +264,7 @@ struct TiledBackwardScratch {
   std::int64_t adjoint = -1, dA = -1, contrib = -1, contrib_row = 0, contrib_block = 0;
   std::int64_t shares = -1, shares_row = 0;
   std::int64_t total = 0;
+  std::int64_t summary_total = 0;  // the summary pass's: the buffers, adjoint and dA (a prefix of the layout)
 };
 struct AdjointScratch {  // "chunked"'s chunk-local reverse adjoint
   std::int64_t stage_C = -1;         // [n][k] per-step, [n][thread] time-invariant
@@ -299,9 +304,9 @@ std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const Select
 //   chunk_local     (B, S, N, D)  "chunked": a chunk's end state from zero (forward), then its
 //                   start adjoint from zero, overwritten by the end adjoint (backward)
 //   chunk_decay     (B, S, N, D)  "chunked": Π exp(dt·A) over the chunk; kept for the backward
-//   segment_adjoint (B, P, N, D)  "tiled" with time segments: a segment's start adjoint from zero
-//                   at its end
-//   segment_decay   (B, P, N, D)  likewise: Π exp(dt·A) over the segment
+//   segment_adjoint (B, P·Q, N, D)  "tiled" with time segments: a summary block's start adjoint
+//                   from zero at its end, Q blocks a segment (bwd_summary_blocks; segment 0's unused)
+//   segment_decay   (B, P·Q, N, D)  likewise: Π exp(dt·A) over the block
 //   segment_state, segment_state_decay   (B, F, N, D)  "tiled"'s forward in F time segments: a
 //                   segment's end state from zero, and Π exp(dt·A) over it
 //   part_dA, part_dB_channel, part_dC_channel   (B, P, N, D)  per-channel partial sums over time
@@ -315,6 +320,7 @@ std::int64_t backward_scratch_floats(const SelectiveScanProblem& p, const Select
 struct SelectiveScanWorkspaceLayout {
   std::int64_t num_chunks = 0, channel_segments = 0, bwd_tiles = 0;
   std::int64_t time_segments = 1, chunks_per_segment = 1;  // "tiled"'s backward; 1 and num_chunks otherwise
+  std::int64_t summary_blocks = 1, chunks_per_summary_block = 1;  // its summary pass's blocks of a segment
   std::int64_t fwd_segments = 1, fwd_segment_len = 0;     // "tiled"'s forward: segments of fwd_segment_len steps
   std::int64_t segment_state = -1, segment_state_decay = -1;
   std::int64_t chunk_states = -1, chunk_local = -1, chunk_decay = -1, segment_adjoint = -1, segment_decay = -1;

@@ -184,7 +184,8 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
     // The backward walking 2 or 4 states at once (one thread a channel, chunks of 8): teams of
     // one channel; of four with the SFU forms; in three time segments (the summary pass walks one
     // state at a time beside it). At 2, with the chunk inputs staged too (bwd_stage_inputs):
-    // teams of one channel in three segments, of four whole.
+    // teams of one channel in three segments (their summary pass whole, and in blocks of three
+    // and of one chunk), of four whole.
     for (int interleave : {2, 4}) {
       if (spec % interleave != 0) continue;
       SelectiveScanConfig c = make("tiled", spec, 4, 1, 8, 8, 1, 1, 0);
@@ -194,6 +195,11 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
         c.bwd_stage_inputs = 1;
         c.bwd_time_segments = 3;
         all.push_back(c);
+        for (int blocks : {3, 1000}) {
+          c.bwd_summary_blocks = blocks;
+          all.push_back(c);
+        }
+        c.bwd_summary_blocks = 1;
       }
       c = make("tiled", spec, 4, 1, 8, 8, 4, 4, 0);
       c.bwd_state_interleave = interleave;
@@ -636,6 +642,26 @@ TEST(KernelSelectiveScan, WorkspaceSizes) {
   }
   EXPECT_GT(kernels::selective_scan_extra_bytes(p, t, Pass::backward),
             kernels::selective_scan_extra_bytes(p, [&] { auto one = t; one.bwd_time_segments = 1; return one; }(), Pass::backward));
+  // The summary pass in blocks of whole chunks (4 segments of 4, 4, 4 and 1 chunks): 3 asked make
+  // blocks of 2, two a segment; 4 and 1000 blocks of 1, four a segment (three of the last empty).
+  // Every block has its summary (adjoint and decay); without segments blocks change nothing.
+  t.bwd_time_segments = 4;
+  for (const Expect& e : {Expect{1, 1, 4}, Expect{3, 2, 2}, Expect{4, 4, 1}, Expect{1000, 4, 1}}) {
+    t.bwd_summary_blocks = e.asked;
+    const auto wt = kernels::selective_scan_workspace_layout(p, t);
+    EXPECT_EQ(wt.time_segments, 4) << e.asked;
+    EXPECT_EQ(wt.summary_blocks, e.segments) << e.asked;
+    EXPECT_EQ(wt.chunks_per_summary_block, e.per_segment) << e.asked;
+    const std::int64_t Q = e.segments;
+    EXPECT_EQ(wt.total_floats, 2 * 13 * 4 * 8 + 2 * (2 * 4 * Q * 4 * 8) + 2 * 4 * 4 * 8 + 2 * (2 * 2 * 2 * 4 * 100))
+        << e.asked;
+  }
+  // Each block's summary is written and read back: more blocks, more bytes.
+  EXPECT_GT(kernels::selective_scan_extra_bytes(p, t, Pass::backward),
+            kernels::selective_scan_extra_bytes(p, [&] { auto one = t; one.bwd_summary_blocks = 1; return one; }(), Pass::backward));
+  t.bwd_time_segments = 1;
+  EXPECT_EQ(kernels::selective_scan_workspace_layout(p, t).summary_blocks, 1);
+  t.bwd_summary_blocks = 1;
   // The forward's: whole tiles (of 12 here), chunks of 8 (a backward follows) and 16-byte runs, so
   // segments of multiples of 24 steps over 100.
   t.bwd_time_segments = 1; t.time_tile = 12;
@@ -695,6 +721,8 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
   { auto c = ok; c.fast_activations = 1; EXPECT_TRUE(contains(reason(c), "it must be 0 for sequential")); }
   { auto c = ok; c.bwd_time_segments = 0; EXPECT_TRUE(contains(reason(c), "bwd_time_segments must be at least 1, got 0")); }
   { auto c = ok; c.bwd_time_segments = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
+  { auto c = ok; c.bwd_summary_blocks = 0; EXPECT_TRUE(contains(reason(c), "bwd_summary_blocks must be at least 1, got 0")); }
+  { auto c = ok; c.bwd_summary_blocks = 2; EXPECT_TRUE(contains(reason(c), "summary pass only: it must be 1 for sequential")); }
   { auto c = ok; c.fwd_time_segments = -1; EXPECT_TRUE(contains(reason(c), "fwd_time_segments must be at least 1, got -1")); }
   { auto c = ok; c.fwd_time_segments = 2; EXPECT_TRUE(contains(reason(c), "splits tiled's forward only: it must be 1 for sequential")); }
   { auto c = ok; c.bwd_state_split = 2; EXPECT_TRUE(contains(reason(c), "it must be 1 for sequential")); }
