@@ -766,6 +766,18 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // and 16 segments on (2,4096,16,8192) and (1,2048,16,8192), 0.95-1.07x on (8,2048,16,2048)
       // (call2/). Not at dstate 32: 0.92x (its 8 KB more a team cost an SM a team there).
       c.bwd_stage_inputs = c.bwd_state_interleave == 2 && c.dstate_static == 16 ? 1 : 0;
+      // In time segments the summary pass in blocks of 16 chunks (128 steps), at most 8 a segment:
+      // on an H100 against one block (speed-notes §56; reports/results/h100/2026-12-05-s31/call1/,
+      // one call, Q 4 twice) the backward with Q 1 / 2 / 4 / 8 took, in ms, 3.41 / 3.26 / 3.21 /
+      // 3.18 at (2,4096,16,8192) (4 segments, 256 chunks each), 1.69 / 1.57 / 1.62 / 1.58 at
+      // (8,2048,16,2048) (2, 128), 1.75 / 1.86 / 1.72 / 1.70 at (1,4096,16,8192) (8, 128), 0.947 /
+      // 1.00 / 0.954 / 0.980 at (1,2048,16,8192) (16, 64), 0.423 / 0.401 / 0.421 / 0.438 at
+      // (1,1024,16,4096) (16, 32): this rule's Q is the best at three and within 0.7% at the others.
+      if (c.bwd_time_segments > 1) {
+        const std::int64_t chunks = ceil_div(p.seqlen, c.chunk_len);
+        const std::int64_t chunks_per_segment = whole_unit_segments(chunks, c.bwd_time_segments, 1).first;
+        c.bwd_summary_blocks = int(std::clamp<std::int64_t>(chunks_per_segment / 16, 1, 8));
+      }
       // Each thread moving its own channel's inputs and output in registers (direct_io, B and C
       // tiles of 32 steps) wherever the forward runs without time segments from dstate 16: with
       // its shared-memory carve-out fitted (selective_scan_direct.hpp) it beat the staged forward

@@ -930,6 +930,12 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
         EXPECT_EQ(h.bwd_time_segments, few_one ? std::min<std::int64_t>(16, one_wave) : h.fwd_time_segments)
             << h.to_json().dump();
         if (s.b == 2 && s.d == 4096 && s.n == 16) EXPECT_EQ(h.bwd_time_segments, 4);  // the best count measured
+        // the summary pass in blocks of 16 whole chunks, at most 8 a segment (measured on an H100)
+        const std::int64_t chunks_per_segment = (((s.l + 7) / 8) + h.bwd_time_segments - 1) / h.bwd_time_segments;
+        EXPECT_EQ(h.bwd_summary_blocks, h.bwd_time_segments > 1 ? std::clamp<std::int64_t>(chunks_per_segment / 16, 1, 8) : 1)
+            << h.to_json().dump();
+        if (s.b == 2 && s.d == 4096 && s.n == 16) EXPECT_EQ(h.bwd_summary_blocks, 8);
+        if (s.b == 1 && s.d == 1024 && s.n == 16) EXPECT_EQ(h.bwd_summary_blocks, 2);
       }
       // each thread moving its own inputs in registers wherever the forward runs without time
       // segments (dstate 16 to 64 here), and at dstate 16 in time segments, as measured on the
