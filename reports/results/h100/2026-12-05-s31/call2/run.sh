@@ -7,11 +7,14 @@
 # the forward-segmented shapes (the branch leaves the forward as main's: a control); the GPU checks
 # of the heuristic (selective_scan, state_space_v1, CUDA kernel tests); the staged form in 5
 # segments with Q 3 against the oracle, and its memcheck and racecheck; the branch beside mamba_ssm
-# on the issue's shapes (built there).
+# on the issue's shapes (built there); 2 and 4 backward segments laid over the shapes with more
+# than 16384 channels (the rule runs none there).
 # Prediction (from call1's Q sweep): backward 1.22x at (2,4096,16,8192), 1.19x at (8,2048,16,2048),
 # 1.18x at (1,4096,16,8192), 1.14x at (1,2048,16,8192), 1.19x at (1,1024,16,4096); the anchor 1.02x
 # (call1 saw it with every Q, though no summary runs there), (4,5120,16,4096) 1.00x; the forward
-# 1.00x. Beside mamba_ssm: backward at (2,4096,16,8192) 1.46x -> ~1.78x, fwd+bwd 1.56x -> ~1.8x.
+# 1.00x; the segments laid over the many-channel shapes 0.95-1.05x (a guess: a summary of half the
+# sequence at 12-14 teams an SM against a walk of half the length). Beside mamba_ssm: backward at
+# (2,4096,16,8192) 1.46x -> ~1.78x, fwd+bwd 1.56x -> ~1.8x.
 #   DEADLINE=540 bash reports/results/h100/2026-12-05-s31/call2/run.sh $OUT/s31b   # carry build/carry-s31b .peers/src
 set -u
 export CARRY_DIR="${CARRY_DIR:-build/carry-s31b}"
@@ -35,8 +38,19 @@ run "$S" check selective_scan --backend cuda --impl tiled --config "$STAGED" --c
 echo "exit $?" >> "$O/check-staged-blocks-3.txt"
 grep -E "^  (dA|du) |^backward" "$O/check-staged-blocks-3.txt"  # the backward was compared
 sanitize blocks3 "$STAGED"
+# With the summary cheaper, segments where the rule runs none (more than 16384 channels; they lost
+# 1.07-1.6x before §54-§56 in the forward, and the backward's were not tried with the staged walk):
+# 2 and 4 backward segments, the rule's blocks (16 chunks, at most 8), on the three such issue shapes.
+MANY="8x4096x16x2048,4x5120x16x4096,16x1536x16x1024"
+SH="$MANY" ab "$S" many-main bwd --repetitions 5
+for seg in 2 4; do
+  SH="$MANY" ab "$S" many-seg$seg bwd --repetitions 5 --config "{\"bwd_time_segments\":$seg,\"bwd_summary_blocks\":8}"
+done
 beside_peer mamba_ssm
 call_end
 for pair in "main rule" "main-again rule-again" "main-fwd rule-fwd" "main-fwd-again rule-fwd-again"; do
   set -- $pair; echo "== $1 -> $2"; "$S" compare --min-change 0.02 "$O/selective_scan-$1.json" "$O/selective_scan-$2.json" | tail -n 10
+done
+for b in many-seg2 many-seg4; do
+  echo "== many-main -> $b"; "$S" compare --min-change 0.02 "$O/selective_scan-many-main.json" "$O/selective_scan-$b.json" | tail -n 5
 done
