@@ -15,7 +15,9 @@
 # 1.00x; the segments laid over the many-channel shapes 0.95-1.05x (a guess: a summary of half the
 # sequence at 12-14 teams an SM against a walk of half the length). Beside mamba_ssm: backward at
 # (2,4096,16,8192) 1.46x -> ~1.78x, fwd+bwd 1.56x -> ~1.8x.
-#   DEADLINE=540 bash reports/results/h100/2026-12-05-s31/call2/run.sh $OUT/s31b   # carry build/carry-s31b .peers/src
+#   DEADLINE=420 bash reports/results/h100/2026-12-05-s31/call2/run.sh $OUT/s31b   # carry build/carry-s31b .peers/src
+# The peer comparison runs before the many-channel segments and the sanitizer: the session's device
+# time was short (refused starts), and whatever the deadline leaves out is skipped.
 set -u
 export CARRY_DIR="${CARRY_DIR:-build/carry-s31b}"
 source scripts/gpu/call-helpers.sh
@@ -37,7 +39,7 @@ STAGED='{"bwd_state_split":1,"bwd_channels_per_team":32,"bwd_team_size":32,"bwd_
 run "$S" check selective_scan --backend cuda --impl tiled --config "$STAGED" --cases 150 --seed 313 > "$O/check-staged-blocks-3.txt" 2>&1
 echo "exit $?" >> "$O/check-staged-blocks-3.txt"
 grep -E "^  (dA|du) |^backward" "$O/check-staged-blocks-3.txt"  # the backward was compared
-sanitize blocks3 "$STAGED"
+beside_peer mamba_ssm
 # With the summary cheaper, segments where the rule runs none (more than 16384 channels; they lost
 # 1.07-1.6x before §54-§56 in the forward, and the backward's were not tried with the staged walk):
 # 2 and 4 backward segments, the rule's blocks (16 chunks, at most 8), on the three such issue shapes.
@@ -46,7 +48,7 @@ SH="$MANY" ab "$S" many-main bwd --repetitions 5
 for seg in 2 4; do
   SH="$MANY" ab "$S" many-seg$seg bwd --repetitions 5 --config "{\"bwd_time_segments\":$seg,\"bwd_summary_blocks\":8}"
 done
-beside_peer mamba_ssm
+sanitize blocks3 "$STAGED"
 call_end
 for pair in "main rule" "main-again rule-again" "main-fwd rule-fwd" "main-fwd-again rule-fwd-again"; do
   set -- $pair; echo "== $1 -> $2"; "$S" compare --min-change 0.02 "$O/selective_scan-$1.json" "$O/selective_scan-$2.json" | tail -n 10
