@@ -1037,9 +1037,9 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
     auto launch = [&](auto chunk, auto split, auto sfu, auto interleave, auto staged) {
       constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value, kI = decltype(interleave)::value;
       constexpr bool kSfu = decltype(sfu)::value, kStaged = decltype(staged)::value;
-      auto policy = [&](index_t league) {
-        return detail::team_policy<Space, detail::TiledBackwardBounds<kK, kI>>(space, league, q.bwd_team_size, 0,
-                                                                                q.tiled_bwd_scratch.total);
+      // scratch: the walk's whole layout, or the summary pass's prefix of it (summary_total)
+      auto policy = [&](index_t league, std::int64_t scratch) {
+        return detail::team_policy<Space, detail::TiledBackwardBounds<kK, kI>>(space, league, q.bwd_team_size, 0, scratch);
       };
       using Seg = detail::TimeSegments;
       // The interleaved forms (8 warps an SM at their bound) re-read a chunk's delta, z and dout
@@ -1050,7 +1050,7 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
         using Functor = decltype(functor);
         using Bounds = detail::TiledBackwardBounds<kK, kI>;
         if (fit) detail::fit_l1_carveout<Functor, Bounds, Space>(label, q.bwd_team_size, q.tiled_bwd_scratch.total, 8, false);
-        Kokkos::parallel_for(label, policy(league), functor);
+        Kokkos::parallel_for(label, policy(league, q.tiled_bwd_scratch.total), functor);
         if (fit) detail::fit_l1_carveout<Functor, Bounds, Space>(label, q.bwd_team_size, q.tiled_bwd_scratch.total, 8, true);
       };
       if (q.time_segments > 1) {  // every segment after the first needs its end adjoint
@@ -1059,9 +1059,7 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
         // chunk ahead as the walk's are.
         // Its teams ask for their prefix of the walk's scratch only (summary_total).
         Kokkos::parallel_for("scanlab::selective_scan_backward_tiled_segment_summary",
-                             detail::team_policy<Space, detail::TiledBackwardBounds<kK, kI>>(
-                                 space, teams * (q.time_segments - 1) * q.summary_blocks, q.bwd_team_size, 0,
-                                 q.tiled_bwd_scratch.summary_total),
+                             policy(teams * (q.time_segments - 1) * q.summary_blocks, q.tiled_bwd_scratch.summary_total),
                              detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary, 1, kStaged>{q});
         walk("scanlab::selective_scan_backward_tiled_segments", teams * q.time_segments,
              detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk, kI, kStaged>{q});

@@ -199,7 +199,6 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
           c.bwd_summary_blocks = blocks;
           all.push_back(c);
         }
-        c.bwd_summary_blocks = 1;
       }
       c = make("tiled", spec, 4, 1, 8, 8, 4, 4, 0);
       c.bwd_state_interleave = interleave;
