@@ -481,6 +481,11 @@ def main(argv: list[str] | None = None) -> int:
     except (sr.SchemaError, OSError) as e:
         print(f"scanlab report: error: {e}", file=sys.stderr)
         return 2
+    except ImportError as e:  # a bare python3 (binary run without ./scanlab) has no matplotlib
+        print(f"scanlab report: error: {sys.executable} cannot import {e.name or 'a module'} (the report needs "
+              "matplotlib): run ./scanlab report, which uses the venv that scripts/setup.sh python makes, or set "
+              "SCANLAB_PYTHON to a python that has it", file=sys.stderr)
+        return 2
     print(f"wrote {out / 'report.md'}, {out / 'report.html'}, {out / 'figures'}/, {out / 'points.json'}",
           file=sys.stderr)
     return 0

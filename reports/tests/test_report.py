@@ -138,6 +138,17 @@ class ReportTest(unittest.TestCase):
         self.assertIn("cases[2].time_s", str(ctx.exception))
         self.assertEqual(report.main([str(bad), "--out", str(self.dir / "r")]), 2)
 
+    def test_a_python_without_matplotlib_gets_a_clear_error(self):
+        import contextlib
+        import io
+        from unittest import mock
+        err = io.StringIO()
+        with mock.patch.dict(sys.modules, {"matplotlib": None}), contextlib.redirect_stderr(err):
+            status = report.main([*self.files, "--out", str(self.dir / "no-matplotlib")])
+        self.assertEqual(status, 2)
+        self.assertIn("cannot import matplotlib", err.getvalue())
+        self.assertIn("SCANLAB_PYTHON", err.getvalue())
+
     def test_keys_and_statistics_match_the_cpp_definitions(self):
         key = sr.case_key("selective_scan", "fwd", {"seqlen": 2048, "batch": 8},
                           {"z": True, "act_fn": "silu", "D": False})
