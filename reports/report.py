@@ -482,7 +482,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scanlab report: error: {e}", file=sys.stderr)
         return 2
     except ImportError as e:  # a bare python3 (binary run without ./scanlab) has no matplotlib
-        print(f"scanlab report: error: {sys.executable} cannot import {e.name or 'a module'} (the report needs "
+        if not (e.name or "").startswith("matplotlib"):
+            raise  # any other import failure is a bug, not a missing venv
+        print(f"scanlab report: error: {sys.executable} cannot import {e.name} (the report needs "
               "matplotlib): run ./scanlab report, which uses the venv that scripts/setup.sh python makes, or set "
               "SCANLAB_PYTHON to a python that has it", file=sys.stderr)
         return 2
