@@ -352,6 +352,123 @@ __global__ void __launch_bounds__((W + P) * 32, (W + P) * 32 <= 256 ? 512 / ((W 
   }
 }
 
+// §59's last form: no prep warps. One thread a channel walks everything, as direct_io does, but its
+// warp moves its 32 rows' inputs and outputs through shared memory in chunks of T steps: cp.async
+// requests T/4 lanes a row (T·4 bytes of a row in one request, whole sectors, as the time-tiled
+// layout's contiguous requests), the next chunk in flight while this one computes; outputs leave
+// the same way. B and C of the chunk come per warp ([tensor][n][T], read four steps a state).
+// Nothing crosses warps: no block barrier.
+template <int T>
+struct DirectLayout {
+  static constexpr int kRow = T + 4;                      // a lane's 16-byte reads of its row: distinct banks
+  static constexpr int kIn = 3 * 32 * kRow;               // u, delta, z: [tensor][row][kRow]
+  static constexpr int kBc = 2 * kN * T;                  // B, C: [tensor][n][T]
+  static constexpr int kWarp = 2 * (kIn + kBc) + 32 * kRow;  // two stages, then the outputs' chunk
+};
+
+template <int kWarps, int T>
+__global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) staged_direct(Args a) {
+  using Lay = DirectLayout<T>;
+  constexpr int kQ = T / 4, RS = Lay::kRow;
+  extern __shared__ float4 smem4[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float* const mine = reinterpret_cast<float*>(smem4) + warp * Lay::kWarp;
+  float* const outs = mine + 2 * (Lay::kIn + Lay::kBc);
+  const int per_batch = a.dim / (32 * kWarps);
+  const int b = blockIdx.x / per_batch, d0 = (blockIdx.x % per_batch) * 32 * kWarps + 32 * warp;
+  const int chunks = a.L / T;
+  const size_t rows = (size_t(b) * a.dim + d0) * a.row;
+  const float* const in_tensor[3] = {a.u, a.delta, a.z};
+  // chunk k's inputs into stage k & 1: 16-byte piece f = 32i + lane is row f / kQ, piece f % kQ
+  const auto issue = [&](int k) {
+    float* const stage = mine + (k & 1) * (Lay::kIn + Lay::kBc);
+#pragma unroll
+    for (int tensor = 0; tensor < 3; ++tensor)
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) {
+        const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
+        cp_async16(stage + (tensor * 32 + row) * RS + 4 * q, in_tensor[tensor] + rows + size_t(row) * a.row + size_t(k) * T + 4 * q);
+      }
+#pragma unroll
+    for (int i = 0; i < (2 * kN * kQ + 31) / 32; ++i) {
+      const int f = 32 * i + lane;
+      if (f < 2 * kN * kQ) {
+        const int tensor = f / (kN * kQ), n = (f / kQ) % kN, q = f % kQ;
+        cp_async16(stage + Lay::kIn + (tensor * kN + n) * T + 4 * q,
+                   (tensor == 0 ? a.B : a.C) + (size_t(b) * kN + n) * a.L + size_t(k) * T + 4 * q);
+      }
+    }
+    cp_async_commit();
+  };
+  const int d = d0 + lane;
+  float h[kN], A2[kN];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    A2[i] = a.A[d * kN + i] * kLog2e;
+    h[i] = 0.0f;
+  }
+  const float Dd = a.D[d], bias = a.bias[d];
+  issue(0);
+  for (int k = 0; k < chunks; ++k) {
+    if (k + 1 < chunks) issue(k + 1);
+    else cp_async_commit();  // an empty group keeps the count
+    cp_async_wait<1>();      // chunk k's group is complete
+    __syncwarp();            // ... for every lane's pieces
+    const float* const stage = mine + (k & 1) * (Lay::kIn + Lay::kBc);
+#pragma unroll 1
+    for (int j0 = 0; j0 < T; j0 += 4) {
+      const float4 u4 = lds4(stage + (0 * 32 + lane) * RS + j0), d4 = lds4(stage + (1 * 32 + lane) * RS + j0),
+                   z4 = lds4(stage + (2 * 32 + lane) * RS + j0);
+      const float uu[4] = {u4.x, u4.y, u4.z, u4.w}, dd[4] = {d4.x, d4.y, d4.z, d4.w}, zz[4] = {z4.x, z4.y, z4.z, z4.w};
+      float dt[4], x[4], y[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        dt[j] = scanlab::softplus_sfu_f32(dd[j] + bias);
+        x[j] = dt[j] * uu[j];
+        y[j] = 0.0f;
+      }
+#pragma unroll
+      for (int n = 0; n < kN; ++n) {
+        const float4 bb = lds4(stage + Lay::kIn + n * T + j0), cc = lds4(stage + Lay::kIn + (kN + n) * T + j0);
+        const float bq[4] = {bb.x, bb.y, bb.z, bb.w}, cq[4] = {cc.x, cc.y, cc.z, cc.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float decay = scanlab::sfu_exp2(dt[j] * A2[n]);
+          h[n] = decay * h[n] + bq[j] * x[j];
+          y[j] += cq[j] * h[n];
+        }
+      }
+      float v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v[j] = (y[j] + Dd * uu[j]) * (zz[j] * scanlab::sigmoid_sfu_f32(zz[j]));
+      sts4(outs + lane * RS + j0, make_float4(v[0], v[1], v[2], v[3]));
+    }
+    __syncwarp();  // the chunk's outputs are in; every lane is done with stage k & 1
+#pragma unroll
+    for (int i = 0; i < kQ; ++i) {
+      const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
+      *reinterpret_cast<float4*>(a.out + rows + size_t(row) * a.row + size_t(k) * T + 4 * q) = lds4(outs + row * RS + 4 * q);
+    }
+    __syncwarp();  // the outputs are read before the next chunk writes them; stage k & 1 is free
+  }
+  float* const last = a.last + (size_t(b) * a.dim + d) * kN;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) last[i] = h[i];
+}
+
+template <int kWarps, int T>
+static void run_direct(const char* name, const char* only, const Args& a, const std::vector<float>* host, float* dout,
+                       float* dlast) {
+  if (only != nullptr && std::strcmp(only, name) != 0) return;
+  if (a.dim % (32 * kWarps) != 0 || a.L % T != 0) return;
+  const size_t smem = sizeof(float) * kWarps * DirectLayout<T>::kWarp;
+  const int grid = a.batch * a.dim / (32 * kWarps);
+  const auto kernel = staged_direct<kWarps, T>;
+  char shape[128];
+  describe(kernel, 32 * kWarps, smem, grid, shape);
+  measure(name, a, host, dout, dlast, [&] { kernel<<<grid, 32 * kWarps, smem>>>(a); }, true, shape);
+}
+
 // float64 walk of one channel: out[L] and last[N]
 static void reference(const Args& h, const std::vector<float>* host, int b, int d, std::vector<double>& out,
                       std::vector<double>& last) {
@@ -376,18 +493,10 @@ static void reference(const Args& h, const std::vector<float>* host, int b, int 
   last = s;
 }
 
-template <int W, int P, int T, int kMode = kFull, int S = 0, bool kCo = false, int kCpt = 1>
-static void run(const char* name, const char* only, const Args& a, const std::vector<float>* host, float* dout, float* dlast) {
-  if (only != nullptr && std::strcmp(only, name) != 0) return;
-  using Lay = Layout<W, P, T, S>;
-  const size_t smem = sizeof(float) * Lay::kFloats;
-  CHECK(cudaFuncSetAttribute(ws_forward<W, P, T, kMode, S, kCo, kCpt>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cudaFuncAttributes fa{};
-  CHECK(cudaFuncGetAttributes(&fa, ws_forward<W, P, T, kMode, S, kCo, kCpt>));
-  int blocks_per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, ws_forward<W, P, T, kMode, S, kCo, kCpt>, (W + P) * 32, smem));
-  if (a.dim % Lay::kChannels != 0) return;
-  const int grid = a.batch * a.dim / Lay::kChannels;
+// Times a launch (median of 15 after 3 warm-ups) and checks 64 channels against the float64 walk.
+template <class Launch>
+static void measure(const char* name, const Args& a, const std::vector<float>* host, float* dout, float* dlast,
+                    const Launch& launch, bool checked_run, const char* shape) {
   const size_t elems = size_t(a.batch) * a.dim * a.row;
   CHECK(cudaMemset(dout, 0xff, elems * sizeof(float)));  // NaN: an output never written fails the check
   cudaEvent_t e0, e1;
@@ -396,7 +505,7 @@ static void run(const char* name, const char* only, const Args& a, const std::ve
   std::vector<float> ms;
   for (int rep = 0; rep < 18; ++rep) {
     CHECK(cudaEventRecord(e0));
-    ws_forward<W, P, T, kMode, S, kCo, kCpt><<<grid, (W + P) * 32, smem>>>(a);
+    launch();
     CHECK(cudaEventRecord(e1));
     CHECK(cudaGetLastError());
     CHECK(cudaEventSynchronize(e1));
@@ -407,7 +516,11 @@ static void run(const char* name, const char* only, const Args& a, const std::ve
   CHECK(cudaEventDestroy(e0));
   CHECK(cudaEventDestroy(e1));
   std::sort(ms.begin(), ms.end());
-  // check 64 channels spread over the problem against the float64 walk
+  if (!checked_run) {
+    std::printf("%-10s median %.4f ms  min %.4f  max %.4f  %s  (timing only)\n", name, ms[ms.size() / 2], ms.front(),
+                ms.back(), shape);
+    return;
+  }
   std::vector<float> out(elems), last(size_t(a.batch) * a.dim * kN);
   CHECK(cudaMemcpy(out.data(), dout, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(last.data(), dlast, last.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -431,15 +544,32 @@ static void run(const char* name, const char* only, const Args& a, const std::ve
     worst_last = std::max(worst_last, lerr / lscale);
   }
   const bool ok = worst < 2e-4 && worst_last < 2e-4;
-  if (!checked(kMode)) {
-    std::printf("%-10s median %.4f ms  min %.4f  max %.4f  regs %d  (timing only)\n", name, ms[ms.size() / 2],
-                ms.front(), ms.back(), fa.numRegs);
-    return;
-  }
-  std::printf("%-10s median %.4f ms  min %.4f  max %.4f  regs %d  smem %zu B  blocks/SM %d  grid %d  "
-              "err out %.2e last %.2e  %s\n",
-              name, ms[ms.size() / 2], ms.front(), ms.back(), fa.numRegs, smem, blocks_per_sm, grid, worst,
-              worst_last, ok ? "ok" : "FAIL");
+  std::printf("%-10s median %.4f ms  min %.4f  max %.4f  %s  err out %.2e last %.2e  %s\n", name, ms[ms.size() / 2],
+              ms.front(), ms.back(), shape, worst, worst_last, ok ? "ok" : "FAIL");
+}
+
+template <class Kernel>
+static void describe(Kernel kernel, int threads, size_t smem, int grid, char (&shape)[128]) {
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  cudaFuncAttributes fa{};
+  CHECK(cudaFuncGetAttributes(&fa, kernel));
+  int blocks_per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads, smem));
+  std::snprintf(shape, sizeof shape, "regs %d  stack %zu B  smem %zu B  blocks/SM %d  grid %d", fa.numRegs,
+                size_t(fa.localSizeBytes), smem, blocks_per_sm, grid);
+}
+
+template <int W, int P, int T, int kMode = kFull, int S = 0, bool kCo = false, int kCpt = 1>
+static void run(const char* name, const char* only, const Args& a, const std::vector<float>* host, float* dout, float* dlast) {
+  if (only != nullptr && std::strcmp(only, name) != 0) return;
+  using Lay = Layout<W, P, T, S>;
+  if (a.dim % Lay::kChannels != 0) return;
+  const size_t smem = sizeof(float) * Lay::kFloats;
+  const int grid = a.batch * a.dim / Lay::kChannels;
+  const auto kernel = ws_forward<W, P, T, kMode, S, kCo, kCpt>;
+  char shape[128];
+  describe(kernel, (W + P) * 32, smem, grid, shape);
+  measure(name, a, host, dout, dlast, [&] { kernel<<<grid, (W + P) * 32, smem>>>(a); }, checked(kMode), shape);
 }
 
 int main(int argc, char** argv) {
@@ -498,6 +628,10 @@ int main(int argc, char** argv) {
               prop.multiProcessorCount, a.batch, a.dim, kN, a.L, a.row);
 
   run<4, 4, 8>("W4P4T8", only, a, host, dout, dlast);
+  run_direct<4, 16>("D4T16", only, a, host, dout, dlast);
+  run_direct<2, 16>("D2T16", only, a, host, dout, dlast);
+  run_direct<4, 8>("D4T8", only, a, host, dout, dlast);
+  run_direct<4, 32>("D4T32", only, a, host, dout, dlast);
   run<2, 2, 8>("W2P2T8", only, a, host, dout, dlast);
   run<4, 4, 8, kIdlePrep>("W4P4T8-idleprep", only, a, host, dout, dlast);
   run<4, 4, 8, kNoMufu>("W4P4T8-nomufu", only, a, host, dout, dlast);
