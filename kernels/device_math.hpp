@@ -8,6 +8,8 @@
 // by silently replacing one of these.
 #pragma once
 
+#include "streaming.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -122,6 +124,30 @@ KOKKOS_INLINE_FUNCTION float load_readonly(const float* p) {
   return __ldg(p);
 #else
   return *p;
+#endif
+}
+
+// streaming::load4 / load2 of memory that no thread writes during the kernel, for a thread that
+// walks one row 32 bytes at a time: on CUDA the read-only path, asking L2 to fetch the whole
+// 128-byte line around the access (ld.global.nc.L2::128B) so that the row's next blocks find it
+// there; the plain loads elsewhere. A probe's input loads with it: 1.03x at (8,4096,16,2048), 1.10x
+// at (8,2048,16,2048), on an H100 (reports/speed-notes.md §59).
+KOKKOS_FORCEINLINE_FUNCTION streaming::Float4 load4_row_readonly(const float* p) {
+#if defined(__CUDA_ARCH__)
+  streaming::Float4 v;
+  asm("ld.global.nc.L2::128B.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+#else
+  return streaming::load4(p);
+#endif
+}
+KOKKOS_FORCEINLINE_FUNCTION streaming::Float2 load2_row_readonly(const float* p) {
+#if defined(__CUDA_ARCH__)
+  streaming::Float2 v;
+  asm("ld.global.nc.L2::128B.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
+  return v;
+#else
+  return streaming::load2(p);
 #endif
 }
 

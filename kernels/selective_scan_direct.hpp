@@ -84,16 +84,17 @@ struct ForwardDirect {
     float x[kOwn], raw[kOwn], z[kOwn];
   };
 
-  // kOwn floats from `at` in 16-byte reads (one 8-byte read where a thread owns 2 steps).
+  // kOwn floats from `at` in 16-byte reads (one 8-byte read where a thread owns 2 steps), L2
+  // fetching the row's 128-byte line (a thread reads its row 32 bytes a block).
   static KOKKOS_FORCEINLINE_FUNCTION void load_own(const float* at, float (&v)[kOwn]) {
     if constexpr (kOwn == 2) {
-      const streaming::Float2 f = streaming::load2(at);
+      const streaming::Float2 f = device_math::load2_row_readonly(at);
       v[0] = f.x; v[1] = f.y;
     } else {
       static_assert(kOwn % 4 == 0, "whole 16-byte runs");
       SCANLAB_UNROLL
       for (int q = 0; q < kOwn / 4; ++q) {
-        const streaming::Float4 f = load4(at + 4 * q);
+        const streaming::Float4 f = device_math::load4_row_readonly(at + 4 * q);
         v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
       }
     }

@@ -358,6 +358,45 @@ __global__ void __launch_bounds__((W + P) * 32, (W + P) * 32 <= 256 ? 512 / ((W 
 // layout's contiguous requests), the next chunk in flight while this one computes; outputs leave
 // the same way. B and C of the chunk come per warp ([tensor][n][T], read four steps a state).
 // Nothing crosses warps: no block barrier.
+// Channel d's rates in log2 units and its states at zero.
+__device__ __forceinline__ void start_channel(const Args& a, int d, float (&A2)[kN], float (&h)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    A2[i] = a.A[d * kN + i] * kLog2e;
+    h[i] = 0.0f;
+  }
+}
+
+// Four steps j0..j0+3 of one channel from its raw u, delta and z: dt, the 16 states (h), and the
+// outputs (y + D·u)·silu(z). B and C of the chunk at bc ([tensor][n][T], four steps a read).
+template <int T>
+__device__ __forceinline__ float4 four_steps(float4 u4, float4 d4, float4 z4, const float* bc, int j0, float bias,
+                                             float Dd, const float (&A2)[kN], float (&h)[kN]) {
+  const float uu[4] = {u4.x, u4.y, u4.z, u4.w}, dd[4] = {d4.x, d4.y, d4.z, d4.w}, zz[4] = {z4.x, z4.y, z4.z, z4.w};
+  float dt[4], x[4], y[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    dt[j] = scanlab::softplus_sfu_f32(dd[j] + bias);
+    x[j] = dt[j] * uu[j];
+    y[j] = 0.0f;
+  }
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    const float4 bb = lds4(bc + n * T + j0), cc = lds4(bc + (kN + n) * T + j0);
+    const float bq[4] = {bb.x, bb.y, bb.z, bb.w}, cq[4] = {cc.x, cc.y, cc.z, cc.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float decay = scanlab::sfu_exp2(dt[j] * A2[n]);
+      h[n] = decay * h[n] + bq[j] * x[j];
+      y[j] += cq[j] * h[n];
+    }
+  }
+  float v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = (y[j] + Dd * uu[j]) * (zz[j] * scanlab::sigmoid_sfu_f32(zz[j]));
+  return make_float4(v[0], v[1], v[2], v[3]);
+}
+
 template <int T>
 struct DirectLayout {
   static constexpr int kRow = T + 4;                      // a lane's 16-byte reads of its row: distinct banks
@@ -402,11 +441,7 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) staged_direc
   };
   const int d = d0 + lane;
   float h[kN], A2[kN];
-#pragma unroll
-  for (int i = 0; i < kN; ++i) {
-    A2[i] = a.A[d * kN + i] * kLog2e;
-    h[i] = 0.0f;
-  }
+  start_channel(a, d, A2, h);
   const float Dd = a.D[d], bias = a.bias[d];
   issue(0);
   for (int k = 0; k < chunks; ++k) {
@@ -417,31 +452,9 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) staged_direc
     const float* const stage = mine + (k & 1) * (Lay::kIn + Lay::kBc);
 #pragma unroll 1
     for (int j0 = 0; j0 < T; j0 += 4) {
-      const float4 u4 = lds4(stage + (0 * 32 + lane) * RS + j0), d4 = lds4(stage + (1 * 32 + lane) * RS + j0),
-                   z4 = lds4(stage + (2 * 32 + lane) * RS + j0);
-      const float uu[4] = {u4.x, u4.y, u4.z, u4.w}, dd[4] = {d4.x, d4.y, d4.z, d4.w}, zz[4] = {z4.x, z4.y, z4.z, z4.w};
-      float dt[4], x[4], y[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        dt[j] = scanlab::softplus_sfu_f32(dd[j] + bias);
-        x[j] = dt[j] * uu[j];
-        y[j] = 0.0f;
-      }
-#pragma unroll
-      for (int n = 0; n < kN; ++n) {
-        const float4 bb = lds4(stage + Lay::kIn + n * T + j0), cc = lds4(stage + Lay::kIn + (kN + n) * T + j0);
-        const float bq[4] = {bb.x, bb.y, bb.z, bb.w}, cq[4] = {cc.x, cc.y, cc.z, cc.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float decay = scanlab::sfu_exp2(dt[j] * A2[n]);
-          h[n] = decay * h[n] + bq[j] * x[j];
-          y[j] += cq[j] * h[n];
-        }
-      }
-      float v[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) v[j] = (y[j] + Dd * uu[j]) * (zz[j] * scanlab::sigmoid_sfu_f32(zz[j]));
-      sts4(outs + lane * RS + j0, make_float4(v[0], v[1], v[2], v[3]));
+      const float4 v = four_steps<T>(lds4(stage + (0 * 32 + lane) * RS + j0), lds4(stage + (1 * 32 + lane) * RS + j0),
+                                     lds4(stage + (2 * 32 + lane) * RS + j0), stage + Lay::kIn, j0, bias, Dd, A2, h);
+      sts4(outs + lane * RS + j0, v);
     }
     __syncwarp();  // the chunk's outputs are in; every lane is done with stage k & 1
 #pragma unroll
@@ -454,6 +467,99 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) staged_direc
   float* const last = a.last + (size_t(b) * a.dim + d) * kN;
 #pragma unroll
   for (int i = 0; i < kN; ++i) last[i] = h[i];
+}
+
+// staged_direct sized for 8 warps an SM at T = 32: rows swizzled instead of padded (16-byte piece q
+// of row r at q ^ (r & 7): a phase of 8 lanes, one per row or one row's 8 pieces, hits 8 distinct
+// bank groups), the outputs written over the z rows already read, and B and C once a block (its
+// threads copy them; two block barriers a chunk: before a stage is refilled, after it lands).
+template <int T>
+struct PackedLayout {
+  static_assert(T == 16 || T == 32, "whole swizzle groups");
+  static constexpr int kIn = 3 * 32 * T;   // a warp's u, delta, z (then outputs): [tensor][row][T], swizzled
+  static constexpr int kBc = 2 * kN * T;   // the block's B, C: [tensor][n][T]
+  template <int kWarps>
+  static constexpr int kBlock = 2 * (kWarps * kIn + kBc);  // two stages
+};
+template <int T>
+__device__ __forceinline__ int swizzled(int row, int q) {
+  return row * T + 4 * (q ^ (row & (T / 4 - 1)));
+}
+
+template <int kWarps, int T>
+__global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direct(Args a) {
+  using Lay = PackedLayout<T>;
+  constexpr int kQ = T / 4, kStage = kWarps * Lay::kIn + Lay::kBc;
+  extern __shared__ float4 smem4[];
+  float* const base = reinterpret_cast<float*>(smem4);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int per_batch = a.dim / (32 * kWarps);
+  const int b = blockIdx.x / per_batch, d0 = (blockIdx.x % per_batch) * 32 * kWarps + 32 * warp;
+  const int chunks = a.L / T;
+  const size_t rows = (size_t(b) * a.dim + d0) * a.row;
+  const float* const in_tensor[3] = {a.u, a.delta, a.z};
+  const auto warp_in = [&](int k) { return base + (k & 1) * kStage + warp * Lay::kIn; };
+  const auto block_bc = [&](int k) { return base + (k & 1) * kStage + kWarps * Lay::kIn; };
+  const auto issue = [&](int k) {
+    float* const in = warp_in(k);
+#pragma unroll
+    for (int tensor = 0; tensor < 3; ++tensor)
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) {
+        const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
+        cp_async16(in + tensor * 32 * T + swizzled<T>(row, q),
+                   in_tensor[tensor] + rows + size_t(row) * a.row + size_t(k) * T + 4 * q);
+      }
+    float* const bcs = block_bc(k);
+    for (int f = threadIdx.x; f < 2 * kN * kQ; f += 32 * kWarps) {
+      const int tensor = f / (kN * kQ), n = (f / kQ) % kN, q = f % kQ;
+      cp_async16(bcs + (tensor * kN + n) * T + 4 * q, (tensor == 0 ? a.B : a.C) + (size_t(b) * kN + n) * a.L + size_t(k) * T + 4 * q);
+    }
+    cp_async_commit();
+  };
+  const int d = d0 + lane;
+  float h[kN], A2[kN];
+  start_channel(a, d, A2, h);
+  const float Dd = a.D[d], bias = a.bias[d];
+  issue(0);
+  for (int k = 0; k < chunks; ++k) {
+    __syncthreads();  // every warp is done with chunk k - 1's stage, which chunk k + 1 refills
+    if (k + 1 < chunks) issue(k + 1);
+    else cp_async_commit();  // an empty group keeps the count
+    cp_async_wait<1>();      // this thread's copies of chunk k have landed
+    __syncthreads();         // ... and every thread's
+    float* const in = warp_in(k);
+    const float* const bcs = block_bc(k);
+#pragma unroll 1
+    for (int j0 = 0; j0 < T; j0 += 4) {
+      const int at = swizzled<T>(lane, j0 / 4);
+      const float4 v = four_steps<T>(lds4(in + at), lds4(in + 32 * T + at), lds4(in + 2 * 32 * T + at), bcs, j0, bias, Dd, A2, h);
+      sts4(in + 2 * 32 * T + at, v);  // over the z this lane just read
+    }
+    __syncwarp();  // the warp's outputs are in
+#pragma unroll
+    for (int i = 0; i < kQ; ++i) {
+      const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
+      *reinterpret_cast<float4*>(a.out + rows + size_t(row) * a.row + size_t(k) * T + 4 * q) =
+          lds4(in + 2 * 32 * T + swizzled<T>(row, q));
+    }
+  }
+  float* const last = a.last + (size_t(b) * a.dim + d) * kN;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) last[i] = h[i];
+}
+
+template <int kWarps, int T>
+static void run_packed(const char* name, const char* only, const Args& a, const std::vector<float>* host, float* dout,
+                       float* dlast) {
+  if (only != nullptr && std::strcmp(only, name) != 0) return;
+  if (a.dim % (32 * kWarps) != 0 || a.L % T != 0) return;
+  const size_t smem = sizeof(float) * PackedLayout<T>::template kBlock<kWarps>;
+  const int grid = a.batch * a.dim / (32 * kWarps);
+  const auto kernel = packed_direct<kWarps, T>;
+  char shape[128];
+  describe(kernel, 32 * kWarps, smem, grid, shape);
+  measure(name, a, host, dout, dlast, [&] { kernel<<<grid, 32 * kWarps, smem>>>(a); }, true, shape);
 }
 
 template <int kWarps, int T>
@@ -632,6 +738,10 @@ int main(int argc, char** argv) {
   run_direct<2, 16>("D2T16", only, a, host, dout, dlast);
   run_direct<4, 8>("D4T8", only, a, host, dout, dlast);
   run_direct<4, 32>("D4T32", only, a, host, dout, dlast);
+  run_packed<4, 32>("P4T32", only, a, host, dout, dlast);
+  run_packed<4, 16>("P4T16", only, a, host, dout, dlast);
+  run_packed<2, 32>("P2T32", only, a, host, dout, dlast);
+  run_packed<8, 32>("P8T32", only, a, host, dout, dlast);
   run<2, 2, 8>("W2P2T8", only, a, host, dout, dlast);
   run<4, 4, 8, kIdlePrep>("W4P4T8-idleprep", only, a, host, dout, dlast);
   run<4, 4, 8, kNoMufu>("W4P4T8-nomufu", only, a, host, dout, dlast);
