@@ -368,8 +368,9 @@ __device__ __forceinline__ void start_channel(const Args& a, int d, float (&A2)[
 }
 
 // Four steps j0..j0+3 of one channel from its raw u, delta and z: dt, the 16 states (h), and the
-// outputs (y + D·u)·silu(z). B and C of the chunk at bc ([tensor][n][T], four steps a read).
-template <int T>
+// outputs (y + D·u)·silu(z) (kGate; y + D·u without it, z unused). B and C of the chunk at bc
+// ([tensor][n][T], four steps a read).
+template <int T, bool kGate = true>
 __device__ __forceinline__ float4 four_steps(float4 u4, float4 d4, float4 z4, const float* bc, int j0, float bias,
                                              float Dd, const float (&A2)[kN], float (&h)[kN]) {
   const float uu[4] = {u4.x, u4.y, u4.z, u4.w}, dd[4] = {d4.x, d4.y, d4.z, d4.w}, zz[4] = {z4.x, z4.y, z4.z, z4.w};
@@ -393,7 +394,7 @@ __device__ __forceinline__ float4 four_steps(float4 u4, float4 d4, float4 z4, co
   }
   float v[4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) v[j] = (y[j] + Dd * uu[j]) * (zz[j] * scanlab::sigmoid_sfu_f32(zz[j]));
+  for (int j = 0; j < 4; ++j) v[j] = kGate ? (y[j] + Dd * uu[j]) * (zz[j] * scanlab::sigmoid_sfu_f32(zz[j])) : y[j] + Dd * uu[j];
   return make_float4(v[0], v[1], v[2], v[3]);
 }
 
@@ -473,10 +474,14 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) staged_direc
 // of row r at q ^ (r & 7): a phase of 8 lanes, one per row or one row's 8 pieces, hits 8 distinct
 // bank groups), the outputs written over the z rows already read, and B and C once a block (its
 // threads copy them; two block barriers a chunk: before a stage is refilled, after it lands).
-template <int T>
+// kZOut: z is not staged; the output phase reads it (T/4 lanes a row, in flight since the chunk
+// began) and applies the gate there, and y + D·u goes over the delta rows: 24 KB a warp at T = 32,
+// within Kokkos 3.4's 40 KB of team scratch with one warp a team, 8 warps an SM.
+template <int T, bool kZOut = false>
 struct PackedLayout {
   static_assert(T == 16 || T == 32, "whole swizzle groups");
-  static constexpr int kIn = 3 * 32 * T;   // a warp's u, delta, z (then outputs): [tensor][row][T], swizzled
+  static constexpr int kTensors = kZOut ? 2 : 3;
+  static constexpr int kIn = kTensors * 32 * T;  // a warp's u, delta(, z) (then outputs): [tensor][row][T], swizzled
   static constexpr int kBc = 2 * kN * T;   // the block's B, C: [tensor][n][T]
   template <int kWarps>
   static constexpr int kBlock = 2 * (kWarps * kIn + kBc);  // two stages
@@ -486,9 +491,9 @@ __device__ __forceinline__ int swizzled(int row, int q) {
   return row * T + 4 * (q ^ (row & (T / 4 - 1)));
 }
 
-template <int kWarps, int T>
+template <int kWarps, int T, bool kZOut = false>
 __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direct(Args a) {
-  using Lay = PackedLayout<T>;
+  using Lay = PackedLayout<T, kZOut>;
   constexpr int kQ = T / 4, kStage = kWarps * Lay::kIn + Lay::kBc;
   extern __shared__ float4 smem4[];
   float* const base = reinterpret_cast<float*>(smem4);
@@ -503,7 +508,7 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direc
   const auto issue = [&](int k) {
     float* const in = warp_in(k);
 #pragma unroll
-    for (int tensor = 0; tensor < 3; ++tensor)
+    for (int tensor = 0; tensor < Lay::kTensors; ++tensor)
 #pragma unroll
       for (int i = 0; i < kQ; ++i) {
         const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
@@ -530,18 +535,33 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direc
     __syncthreads();         // ... and every thread's
     float* const in = warp_in(k);
     const float* const bcs = block_bc(k);
+    float4 zq[kZOut ? kQ : 1];  // kZOut: this lane's pieces of the chunk's z, read during the walk
+    if constexpr (kZOut) {
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) {
+        const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
+        zq[i] = ldg4(a.z + rows + size_t(row) * a.row + size_t(k) * T + 4 * q);
+      }
+    }
+    constexpr int kOut = kZOut ? 1 : 2;  // the rows the outputs go over: delta's, or z's
 #pragma unroll 1
     for (int j0 = 0; j0 < T; j0 += 4) {
       const int at = swizzled<T>(lane, j0 / 4);
-      const float4 v = four_steps<T>(lds4(in + at), lds4(in + 32 * T + at), lds4(in + 2 * 32 * T + at), bcs, j0, bias, Dd, A2, h);
-      sts4(in + 2 * 32 * T + at, v);  // over the z this lane just read
+      const float4 z4 = kZOut ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : lds4(in + 2 * 32 * T + at);
+      const float4 v = four_steps<T, !kZOut>(lds4(in + at), lds4(in + 32 * T + at), z4, bcs, j0, bias, Dd, A2, h);
+      sts4(in + kOut * 32 * T + at, v);  // over what this lane just read
     }
     __syncwarp();  // the warp's outputs are in
 #pragma unroll
     for (int i = 0; i < kQ; ++i) {
       const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
-      *reinterpret_cast<float4*>(a.out + rows + size_t(row) * a.row + size_t(k) * T + 4 * q) =
-          lds4(in + 2 * 32 * T + swizzled<T>(row, q));
+      float4 v = lds4(in + kOut * 32 * T + swizzled<T>(row, q));
+      if constexpr (kZOut) {
+        const float4 z = zq[i];
+        v = make_float4(v.x * (z.x * scanlab::sigmoid_sfu_f32(z.x)), v.y * (z.y * scanlab::sigmoid_sfu_f32(z.y)),
+                        v.z * (z.z * scanlab::sigmoid_sfu_f32(z.z)), v.w * (z.w * scanlab::sigmoid_sfu_f32(z.w)));
+      }
+      *reinterpret_cast<float4*>(a.out + rows + size_t(row) * a.row + size_t(k) * T + 4 * q) = v;
     }
   }
   float* const last = a.last + (size_t(b) * a.dim + d) * kN;
@@ -549,14 +569,14 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direc
   for (int i = 0; i < kN; ++i) last[i] = h[i];
 }
 
-template <int kWarps, int T>
+template <int kWarps, int T, bool kZOut = false>
 static void run_packed(const char* name, const char* only, const Args& a, const std::vector<float>* host, float* dout,
                        float* dlast) {
   if (only != nullptr && std::strcmp(only, name) != 0) return;
   if (a.dim % (32 * kWarps) != 0 || a.L % T != 0) return;
-  const size_t smem = sizeof(float) * PackedLayout<T>::template kBlock<kWarps>;
+  const size_t smem = sizeof(float) * PackedLayout<T, kZOut>::template kBlock<kWarps>;
   const int grid = a.batch * a.dim / (32 * kWarps);
-  const auto kernel = packed_direct<kWarps, T>;
+  const auto kernel = packed_direct<kWarps, T, kZOut>;
   char shape[128];
   describe(kernel, 32 * kWarps, smem, grid, shape);
   measure(name, a, host, dout, dlast, [&] { kernel<<<grid, 32 * kWarps, smem>>>(a); }, true, shape);
@@ -742,6 +762,10 @@ int main(int argc, char** argv) {
   run_packed<4, 16>("P4T16", only, a, host, dout, dlast);
   run_packed<2, 32>("P2T32", only, a, host, dout, dlast);
   run_packed<8, 32>("P8T32", only, a, host, dout, dlast);
+  run_packed<1, 32>("P1T32", only, a, host, dout, dlast);
+  run_packed<1, 32, true>("P1T32z", only, a, host, dout, dlast);
+  run_packed<2, 32, true>("P2T32z", only, a, host, dout, dlast);
+  run_packed<4, 32, true>("P4T32z", only, a, host, dout, dlast);
   run<2, 2, 8>("W2P2T8", only, a, host, dout, dlast);
   run<4, 4, 8, kIdlePrep>("W4P4T8-idleprep", only, a, host, dout, dlast);
   run<4, 4, 8, kNoMufu>("W4P4T8-nomufu", only, a, host, dout, dlast);
