@@ -17,9 +17,8 @@
 // against a float64 walk of 64 channels (the modes that change what is computed are timing only). The activations are scanlab's own (kernels/sfu.hpp,
 // through a stub of the two Kokkos macros it uses).
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -I scripts/gpu/probes/stub -I kernels \
-//        scripts/gpu/probes/warp_specialized_forward.cu -o build/probes/ws_forward
-//   build/probes/ws_forward [batch dim seqlen [config|all [pad]]]   (default 8 4096 2048 all 0; dstate 16)
+//   bash scripts/gpu/probes/build.sh     (nvcc -O3 -std=c++17 -arch=sm_90 -I scripts/gpu/probes/stub -I kernels)
+//   build/probes/warp_specialized_forward [batch dim seqlen [config|all [pad]]]   (default 8 4096 2048 all 0; dstate 16)
 #include "sfu.hpp"
 
 #include <cuda_runtime.h>
@@ -707,7 +706,7 @@ int main(int argc, char** argv) {
   const int pad = argc > 5 ? std::atoi(argv[5]) : 0;  // floats after each row of u, delta, z, out
   a.row = a.L + pad;
   if (a.batch <= 0 || a.dim <= 0 || a.L <= 0 || a.dim % 256 != 0 || a.L % 16 != 0 || pad < 0 || pad % 4 != 0) {
-    std::fprintf(stderr, "usage: ws_forward [batch dim seqlen [config|all [pad]]]: dim a multiple of 256, seqlen of 16, pad of 4\n");
+    std::fprintf(stderr, "usage: warp_specialized_forward [batch dim seqlen [config|all [pad]]]: dim a multiple of 256, seqlen of 16, pad of 4\n");
     return 2;
   }
   const size_t elems = size_t(a.batch) * a.dim * a.row, bc = size_t(a.batch) * kN * a.L;
