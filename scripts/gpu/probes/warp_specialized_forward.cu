@@ -102,7 +102,7 @@ __device__ __forceinline__ float4 ldg4_fetch(const float* p) {
   else if constexpr (kBytes == 128)
     asm("ld.global.nc.L2::128B.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
   else
-    v = __ldg(reinterpret_cast<const float4*>(p));
+    v = ldg4(p);
   return v;
 }
 
@@ -752,7 +752,26 @@ int main(int argc, char** argv) {
   std::printf("%s, %d SMs; (batch, dim, dstate, seqlen) = (%d, %d, %d, %d), row stride %d floats\n", prop.name,
               prop.multiProcessorCount, a.batch, a.dim, kN, a.L, a.row);
 
+  // Every form and mode the calls of reports/results/h100/2026-12-06-s34/ ran, by the names their
+  // probe.txt files use (a name as the fourth argument runs that one alone).
   run<4, 4, 8>("W4P4T8", only, a, host, dout, dlast);
+  run<4, 4, 4>("W4P4T4", only, a, host, dout, dlast);
+  run<8, 8, 8>("W8P8T8", only, a, host, dout, dlast);
+  run<4, 4, 8, kFull, 3>("W4P4T8S3", only, a, host, dout, dlast);
+  run<4, 4, 8, kFull, 4>("W4P4T8S4", only, a, host, dout, dlast);
+  run<4, 4, 8, kFull, 6>("W4P4T8S6", only, a, host, dout, dlast);
+  run<4, 4, 8, kFull, 0, true>("W4P4T8co", only, a, host, dout, dlast);
+  run<2, 2, 8, kFull, 0, true>("W2P2T8co", only, a, host, dout, dlast);
+  run<4, 4, 8, kFull, 4, true>("W4P4T8S4co", only, a, host, dout, dlast);
+  run<4, 4, 8, kTiledIn>("W4P4T8-tiledin", only, a, host, dout, dlast);
+  run<4, 4, 8, kTiledOut>("W4P4T8-tiledout", only, a, host, dout, dlast);
+  run<4, 4, 8, kNoStores>("W4P4T8-nostores", only, a, host, dout, dlast);
+  run<4, 4, 8, kL2Fetch128>("W4P4T8-L2f128", only, a, host, dout, dlast);
+  run<4, 4, 8, kL2Fetch256>("W4P4T8-L2f256", only, a, host, dout, dlast);
+  run<2, 2, 8, kL2Fetch256>("W2P2T8-L2f256", only, a, host, dout, dlast);
+  run<4, 4, 8, kBulk128>("W4P4T8-bulk128", only, a, host, dout, dlast);
+  run<4, 4, 8, kBulk256>("W4P4T8-bulk256", only, a, host, dout, dlast);
+  run<2, 2, 8, kBulk256>("W2P2T8-bulk256", only, a, host, dout, dlast);
   run_direct<4, 16>("D4T16", only, a, host, dout, dlast);
   run_direct<2, 16>("D2T16", only, a, host, dout, dlast);
   run_direct<4, 8>("D4T8", only, a, host, dout, dlast);
