@@ -39,7 +39,7 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       {"bwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's backward; 1000: a chunk each
       {"bwd_summary_blocks", {J(1), J(2), J(3), J(1000)}, false},  // its summary pass; 1000: a chunk each
       {"fwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's forward; 1000: a tile each
-      {"direct_io", {J(0), J(1)}, false},  // tiled's forward form; only with state_split 1, 2 or 4
+      {"direct_io", {J(0), J(1), J(2)}, false},  // tiled's forward form; 1 with state_split 1, 2 or 4, 2 with 1
   };
 }
 

@@ -61,15 +61,17 @@ ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveSca
 }
 
 // Both buffers of "tiled"'s input tiles for `rows` channels and tiles of `len` steps, from `off`.
+// staged_rows (direct_io 2): u and raw delta only, rows of the tile rounded up to 32 steps and
+// swizzled instead of padded (direct_staged_row_stride).
 static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProblem& p, std::int64_t rows,
-                                     std::int64_t len) {
+                                     std::int64_t len, bool staged_rows = false) {
   TileBuffers t;
   const std::int64_t len4 = (len + 3) / 4 * 4, start = off;
-  t.row = len4 + 4;
+  t.row = staged_rows ? direct_staged_row_stride(len) : len4 + 4;
   const std::int64_t bc_step = tiled_forward_bc_step(p.dstate);
   t.u = take(off, rows * t.row);
   t.dt = take(off, rows * t.row);
-  if (p.has_z) t.z = take(off, rows * t.row);
+  if (p.has_z && !staged_rows) t.z = take(off, rows * t.row);
   t.B = take(off, len4 * bc_step);
   t.C = take(off, len4 * bc_step);
   t.buffer = off - start;
@@ -81,9 +83,11 @@ TiledScratch tiled_scratch(const SelectiveScanProblem& p, const SelectiveScanCon
   TiledScratch s;
   std::int64_t off = 0;
   const std::int64_t split = std::max(1, c.state_split);
-  // direct_io: B and C only (each thread moves its channel's inputs and output in registers),
-  // and with two or four threads a channel their exchange (direct_exchange_floats), 16-byte aligned
-  s.in = take_tile_buffers(off, p, c.direct_io ? 0 : c.team_size / split, effective_time_tile(p, c));
+  // direct_io 1: B and C only (each thread moves its channel's inputs and output in registers),
+  // and with two or four threads a channel their exchange (direct_exchange_floats), 16-byte aligned;
+  // direct_io 2: the team's rows of u and raw delta too (one thread a channel)
+  const std::int64_t rows = c.direct_io == 1 ? 0 : c.team_size / split;
+  s.in = take_tile_buffers(off, p, rows, effective_time_tile(p, c), c.direct_io == 2);
   if (!c.direct_io) {
     s.out = take(off, c.team_size * s.in.row);
   } else if (split > 1) {
@@ -272,8 +276,9 @@ std::vector<std::string> selective_scan_config_fields() {
       "fwd_time_segments: tiled's forward splits time into up to this many segments of whole tiles and chunks run "
       "in parallel (a summary pass gives each its start state); 1 otherwise",
       "direct_io: tiled's forward with each thread moving its own channel's u, delta, z and output in registers, "
-      "only B, C through team tiles (1; needs state_split 1, 2 or 4), or everything through team tiles (0); 0 "
-      "otherwise",
+      "only B, C through team tiles (1; needs state_split 1, 2 or 4), or everything through team tiles (0), or "
+      "one thread a channel walking rows of u and delta the team copies into scratch, its outputs leaving "
+      "through them (2; state_split 1; as 1 where rows are not 16-byte runs); 0 otherwise",
   };
 }
 
@@ -493,14 +498,17 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("fast_activations must be 0 or 1, got " + std::to_string(fast_activations));
   else if (fast_activations == 1 && impl != "tiled")
     why.push_back("fast_activations is compiled into tiled's kernels only: it must be 0 for " + impl);
-  if (direct_io != 0 && direct_io != 1)
-    why.push_back("direct_io must be 0 or 1, got " + std::to_string(direct_io));
-  else if (direct_io == 1 && impl != "tiled")
+  if (direct_io != 0 && direct_io != 1 && direct_io != 2)
+    why.push_back("direct_io must be 0, 1 or 2, got " + std::to_string(direct_io));
+  else if (direct_io != 0 && impl != "tiled")
     why.push_back("direct_io is a form of tiled's forward: it must be 0 for " + impl);
   else if (direct_io == 1 && state_split != 1 && state_split != 2 && state_split != 4)
     why.push_back("direct_io runs one, two or four threads per channel: it needs state_split 1, 2 or 4, got " +
                   std::to_string(state_split));
-  else if (direct_io == 1 && p.seqlen > INT_MAX)
+  else if (direct_io == 2 && state_split != 1)
+    why.push_back("direct_io 2 stages one thread's channel a row: it needs state_split 1, got " +
+                  std::to_string(state_split));
+  else if (direct_io != 0 && p.seqlen > INT_MAX)
     why.push_back("direct_io counts a channel's steps in 32 bits: seqlen must be below 2^31, got " +
                   std::to_string(p.seqlen));
   else if (direct_io == 1 && state_split > 1 && backend == BackendKind::cuda && team_size % 32 != 0)
@@ -946,6 +954,20 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           }
         }
       }
+      // ... and with the rows staged through scratch (direct_io 2, one thread a channel): a warp
+      // or two a team (the 40 KB of team scratch Kokkos 3.4 allows holds 32 rows of 32 steps, or
+      // 64 of 16)
+      for (int team : {32, 64}) {
+        for (int tile : {16, 32}) {
+          SelectiveScanConfig c = heuristic;
+          c.direct_io = 2;
+          c.state_split = 1;
+          c.fwd_time_segments = 1;
+          c.team_size = c.channels_per_team = team;
+          c.time_tile = tile;
+          add(c);
+        }
+      }
     }
     if (heuristic.impl == "tiled") {  // the forward's time segments likewise, staged and direct_io
       for (int segments : {1, 2, 4, 8}) {
@@ -960,6 +982,12 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           c.team_size = c.channels_per_team * split;
           c.time_tile = 32;
           add(c);
+          if (split == 1) {  // and with the rows staged, a warp a team
+            SelectiveScanConfig rows = c;
+            rows.direct_io = 2;
+            rows.team_size = rows.channels_per_team = 32;
+            add(rows);
+          }
         }
       }
     }

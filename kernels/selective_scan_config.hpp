@@ -111,8 +111,14 @@ struct SelectiveScanConfig {
                                // u, delta, z straight into registers in 8-step blocks (4 at
                                // dstate 64) and write its
                                // outputs the same way, only per-step B and C passing through team
-                               // tiles; 0 moves every input and the output through team tiles; 0
-                               // for the other implementations
+                               // tiles; 0 moves every input and the output through team tiles;
+                               // 2 (state_split 1): the team copies its channels' rows of u and raw
+                               // delta for each tile into team scratch (16-byte asynchronous copies,
+                               // consecutive threads along a row), each thread walks its row there
+                               // and writes y + D·u over the delta it has read, and the team stores
+                               // the tile's outputs along the rows, gated by z it read as the tile
+                               // began (where rows are not whole 16-byte runs, as 1); 0 for the
+                               // other implementations
 
   // Empty when this config can run the problem on the backend, else why not (one reason per
   // line). Host limits come from the running Kokkos (OpenMP team size <= its threads).
@@ -240,6 +246,13 @@ constexpr std::int64_t tiled_forward_bc_step(std::int64_t dstate) { return (dsta
 constexpr std::int64_t direct_exchange_floats(std::int64_t state_split) {
   return state_split == 4 ? 12 : state_split == 2 ? 8 : 0;
 }
+// direct_io 2's row stride: a tile's steps rounded up to 32 floats, so that swizzling a row's
+// 16-byte pieces within groups of 8 (direct_staged_piece) stays inside the row.
+constexpr std::int64_t direct_staged_row_stride(std::int64_t time_tile) { return (time_tile + 31) / 32 * 32; }
+// Where 16-byte piece q of row r of a direct_io 2 tile lies (in pieces from the row's start): q's
+// low three bits xor r's, so 8 threads reading piece q of 8 consecutive rows (a 16-byte access
+// phase) hit 8 distinct groups of 4 banks, as do 8 threads copying one row's 8 pieces.
+constexpr int direct_staged_piece(int row, int q) { return q ^ (row & 7); }
 // "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
 // of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
 // request (`total` includes the slack).

@@ -29,6 +29,16 @@
 // stores its four steps. The results are bitwise the staged forward's with
 // the same split (a kernel test holds them so).
 //
+// direct_io 2 (kStagedRows; one thread a channel, rows of whole 16-byte runs): a thread reading its
+// own row 32 bytes a request kept the L1 data pipe ~86% busy at the anchor while the DRAM ran at
+// 55% (speed-notes §59). So the team copies its channels' rows of u and raw delta into the tile's
+// buffer with B and C, consecutive threads along a row (a warp's copies are whole lines), rows
+// swizzled in 16-byte pieces (direct_staged_piece) so that both the copies and a thread's reads
+// of its row are conflict-free; each thread walks its row there and writes y + D·u over the delta
+// it has read; after a team barrier the team stores the tile along the rows, gated by z read as
+// the tile began (z is never staged: at 32 steps and one warp a team the buffers take 26 KB, inside
+// Kokkos 3.4's 40 KB of team scratch with 8 teams an SM). Same arithmetic, same bits as 1.
+//
 // Leanness (speed-notes §29: the SASS of session 12's kernel spent ~90 of ~700 instructions a
 // block on 64-bit index arithmetic and run-time alignment tests of its loads): where seqlen is
 // contiguous, a multiple of 4 and every tile starts at a multiple of 4 (kVec, decided once on the
@@ -48,11 +58,13 @@
 namespace scanlab::kernels {
 namespace detail {
 
-template <class Space, int kN, int kS, bool kSfuActivations, bool kVec, TimeSegments kSegments = TimeSegments::whole>
+template <class Space, int kN, int kS, bool kSfuActivations, bool kVec, TimeSegments kSegments = TimeSegments::whole,
+          bool kStagedRows = false>
 struct ForwardDirect {
   using Act = Activations<kSfuActivations>;
   static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
   static_assert(kS == 1 || kS == 2 || kS == 4, "direct_io runs one, two or four threads per channel");
+  static_assert(!kStagedRows || (kS == 1 && kVec), "direct_io 2 stages whole 16-byte runs, a thread's channel a row");
   static_assert(kN % kS == 0, "the states split evenly between a channel's threads");
   static constexpr int kM = kN / kS;    // states per thread
   // Steps a block: 32 bytes a channel and tensor, a whole sector, requested at once (blocks of 4
@@ -141,6 +153,7 @@ struct ForwardDirect {
       SCANLAB_UNROLL
       for (int i = 0; i < kOwn; ++i) b.raw[i] = Act::softplus(b.raw[i]);
     }
+    if constexpr (kStagedRows) return;  // the gate is applied as the team stores the tile's outputs
     if (silu_gate) {
       SCANLAB_UNROLL
       for (int i = 0; i < kOwn; ++i) b.z[i] = Act::gate(GateActivation::silu, b.z[i]).act;
@@ -239,7 +252,7 @@ struct ForwardDirect {
       SCANLAB_UNROLL
       for (int i = 0; i < kOwn; ++i) v[i] = (first ? y[i] : y[kOwn + i]) + theirs[i];
     }
-    if (p.has_z) {
+    if (p.has_z && !kStagedRows) {
       SCANLAB_UNROLL
       for (int i = 0; i < kOwn; ++i) v[i] *= b.z[i];
     }
@@ -266,11 +279,107 @@ struct ForwardDirect {
     for (int i = 0; i < kM; ++i) save[i * p.dim] = h[i];
   }
 
-  KOKKOS_INLINE_FUNCTION void issue_bc(const Member& team, const TeamWalk& full_bc, float* set, index_t b, index_t g,
-                                       index_t t0, index_t len) const {
+  // direct_io 2: the tile's rows of the pass (channels d0 .. d0 + rows - 1) as laid out in `set`:
+  // where 16-byte piece q of a row's steps from the tile's start lies (floats from the buffer).
+  static KOKKOS_FORCEINLINE_FUNCTION int staged_at(int row, int q, int row_stride) {
+    return row * row_stride + 4 * direct_staged_piece(row, q);
+  }
+
+  // The tile's copies, one group: B and C of steps [t0, t0 + len) and, with kStagedRows, the rows of
+  // u and raw delta of the pass's `rows` channels from d0 (16 bytes a copy; consecutive threads take
+  // consecutive pieces of a row, so a warp's copies are whole 128-byte lines of 4 rows).
+  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, const TeamWalk& full_bc, float* set, index_t b, index_t g,
+                                         index_t d0, int rows, int t0, int len) const {
     const TileBuffers& s = p.tiled_scratch.in;
     issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full_bc);
+    if constexpr (kStagedRows) {
+      const int pieces = len / 4, row_stride = int(s.row);  // kVec: len is a multiple of 4
+      for (int f = team.team_rank(); f < rows * pieces; f += team.team_size()) {
+        const int row = f / pieces, q = f % pieces;
+        const index_t at = p.seq(b, d0 + row, 0) + t0 + 4 * q;
+        const int to = staged_at(row, q, row_stride);
+        device_math::async_copy_f32x4(set + s.u + to, p.u + at);
+        device_math::async_copy_f32x4(set + s.dt + to, p.delta + at);
+      }
+    }
     device_math::async_copy_commit();
+  }
+
+  // kStagedRows: this thread's steps [k, k + kOwn) of its row of the tile in `set`.
+  KOKKOS_FORCEINLINE_FUNCTION void read_staged(const float* set, int row, int k, Block& b) const {
+    const TileBuffers& s = p.tiled_scratch.in;
+    SCANLAB_UNROLL
+    for (int q = 0; q < kOwn / 4; ++q) {
+      const int at = staged_at(row, k / 4 + q, int(s.row));
+      const streaming::Float4 u4 = load4(set + s.u + at), d4 = load4(set + s.dt + at);
+      b.x[4 * q] = u4.x; b.x[4 * q + 1] = u4.y; b.x[4 * q + 2] = u4.z; b.x[4 * q + 3] = u4.w;
+      b.raw[4 * q] = d4.x; b.raw[4 * q + 1] = d4.y; b.raw[4 * q + 2] = d4.z; b.raw[4 * q + 3] = d4.w;
+      b.z[4 * q] = b.z[4 * q + 1] = b.z[4 * q + 2] = b.z[4 * q + 3] = 0.0f;  // gated at the tile's store
+    }
+  }
+
+  // kStagedRows: the ungated outputs of those steps over the raw delta they came from.
+  KOKKOS_FORCEINLINE_FUNCTION void write_staged(float* set, int row, int k, const float (&v)[kOwn]) const {
+    const TileBuffers& s = p.tiled_scratch.in;
+    SCANLAB_UNROLL
+    for (int q = 0; q < kOwn / 4; ++q)
+      store4(set + s.dt + staged_at(row, k / 4 + q, int(s.row)),
+             streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
+  }
+
+  // kStagedRows: z pieces a thread reads as a tile begins, for the tile's store (a tile of 32 steps
+  // and one row a thread: 8 pieces, 32 registers); later pieces (longer tiles) are read at the store.
+  static constexpr int kZAhead = kStagedRows ? 8 : 1;
+  struct ZAhead {
+    streaming::Float4 z[kZAhead];
+  };
+
+  // Piece f of the tile's outputs (row f / pieces, piece f % pieces): global offset from the row base.
+  KOKKOS_FORCEINLINE_FUNCTION index_t piece_at(index_t b, index_t d0, int f, int pieces, int t0) const {
+    return p.seq(b, d0 + f / pieces, 0) + t0 + 4 * (f % pieces);
+  }
+
+  KOKKOS_INLINE_FUNCTION void read_z_ahead(const Member& team, index_t b, index_t d0, int rows, int t0, int len,
+                                           ZAhead& za) const {
+    const int pieces = len / 4;
+    SCANLAB_UNROLL
+    for (int i = 0; i < kZAhead; ++i) {
+      const int f = team.team_rank() + i * team.team_size();
+      if (f < rows * pieces) za.z[i] = device_math::load4_row_readonly(p.z + piece_at(b, d0, f, pieces, t0));
+    }
+  }
+
+  // kStagedRows, after the team's barrier: the tile's outputs from scratch to the rows, gated,
+  // consecutive threads along a row (as the copies came in).
+  KOKKOS_INLINE_FUNCTION void store_staged_tile(const Member& team, const float* set, index_t b, index_t d0, int rows,
+                                                int t0, int len, bool silu_gate, const ZAhead& za) const {
+    const TileBuffers& s = p.tiled_scratch.in;
+    const int pieces = len / 4;
+    const auto store_piece = [&](int f, streaming::Float4 z4) {
+      streaming::Float4 v = load4(set + s.dt + staged_at(f / pieces, f % pieces, int(s.row)));
+      if (p.has_z) {
+        float g[4] = {z4.x, z4.y, z4.z, z4.w};
+        if (silu_gate) {
+          SCANLAB_UNROLL
+          for (int i = 0; i < 4; ++i) g[i] = Act::gate(GateActivation::silu, g[i]).act;
+        } else {
+          with_gate_kind(p.gate, [&](const auto gate) {
+            SCANLAB_UNROLL
+            for (int i = 0; i < 4; ++i) g[i] = Act::gate(decltype(gate)::value, g[i]).act;
+          });
+        }
+        v.x *= g[0]; v.y *= g[1]; v.z *= g[2]; v.w *= g[3];
+      }
+      store4(p.out + piece_at(b, d0, f, pieces, t0), v);
+    };
+    SCANLAB_UNROLL
+    for (int i = 0; i < kZAhead; ++i) {
+      const int f = team.team_rank() + i * team.team_size();
+      if (f < rows * pieces) store_piece(f, za.z[i]);
+    }
+    for (int f = team.team_rank() + kZAhead * team.team_size(); f < rows * pieces; f += team.team_size())
+      store_piece(f, p.has_z ? device_math::load4_row_readonly(p.z + piece_at(b, d0, f, pieces, t0))
+                             : streaming::Float4{0.0f, 0.0f, 0.0f, 0.0f});
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -325,10 +434,12 @@ struct ForwardDirect {
                   p.st.seq_time};
       // the next chunk start, saved for the backward (segments start at chunk starts)
       int next_save = p.save_chunk_states && !kSummary ? seg_begin : seg_end + 1;
+      const index_t d0 = w.g * p.channels_per_group + first;  // the pass's first channel
 
-      issue_bc(team, full_walk, base, w.b, w.g, seg_begin, full_len);
+      issue_tile(team, full_walk, base, w.b, w.g, d0, int(rows), seg_begin, full_len);
       Block next{};
-      if (walks) load_block(r, seg_begin, seg_end - seg_begin < kBlock ? seg_end - seg_begin : kBlock, own, next);
+      if (walks && !kStagedRows)
+        load_block(r, seg_begin, seg_end - seg_begin < kBlock ? seg_end - seg_begin : kBlock, own, next);
       int buf = 0;
       for (int t0 = seg_begin; t0 < seg_end;) {
         const int t1 = t0 + p.time_tile < seg_end ? t0 + int(p.time_tile) : seg_end, len = t1 - t0;
@@ -338,14 +449,22 @@ struct ForwardDirect {
         dm::async_copy_wait<0>();
         team.team_barrier();  // tile t0's B and C have landed; every thread is done with the other buffer
         if (t1 < seg_end)
-          issue_bc(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, t1, min_index(p.time_tile, seg_end - t1));
+          issue_tile(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, int(rows), t1,
+                     int(min_index(p.time_tile, seg_end - t1)));
+        float* const set = base + buf * s.buffer;
+        ZAhead z_ahead{};
+        if (kStagedRows && p.has_z && !kSummary) read_z_ahead(team, w.b, d0, int(rows), t0, len, z_ahead);
         if (walks) {
           for (int k = 0; k < len; k += kBlock) {
             const int t = t0 + k, n = len - k < kBlock ? len - k : kBlock;
             Block cur = next;
-            // the next block's loads fly while this one computes (the tile's end does not stop them)
-            const int t_next = k + kBlock < len ? t + kBlock : t1;
-            if (t_next < seg_end) load_block(r, t_next, seg_end - t_next < kBlock ? seg_end - t_next : kBlock, own, next);
+            if constexpr (kStagedRows) {
+              read_staged(set, row, k, cur);  // (a short block's missing steps: unused values)
+            } else {
+              // the next block's loads fly while this one computes (the tile's end does not stop them)
+              const int t_next = k + kBlock < len ? t + kBlock : t1;
+              if (t_next < seg_end) load_block(r, t_next, seg_end - t_next < kBlock ? seg_end - t_next : kBlock, own, next);
+            }
             prepare(cur, bias, silu_gate);
             float dt[kBlock], x[kBlock];
             block_steps(team, swap_slots, part, cur, dt, x);
@@ -387,9 +506,14 @@ struct ForwardDirect {
             if (kSummary) continue;  // no outputs: the segment's end state and decay product only
             float v[kOwn];
             finish(team, swap_slots, part, cur, x, D_d, y, v);
-            if (active) store(r, t, n, own, v);
+            if (kStagedRows) write_staged(set, row, k, v);
+            else if (active) store(r, t, n, own, v);
           }
         }
+        if (kStagedRows && !kSummary) {
+          team.team_barrier();  // every row's outputs of the tile are in scratch
+          store_staged_tile(team, set, w.b, d0, int(rows), t0, len, silu_gate, z_ahead);
+        }  // (the next tile's barrier orders these reads before the buffer is refilled)
         t0 = t1;
         buf ^= 1;
       }
@@ -422,9 +546,10 @@ inline bool direct_vector_io(const Params& q) {
 template <class Space>
 void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& space) {
   const index_t teams = q.batch * q.groups * q.fwd_tiles;
-  auto launch = [&](auto dstate, auto split, auto sfu, auto vec) {
+  auto launch = [&](auto dstate, auto split, auto sfu, auto vec, auto staged) {
     constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
-    if constexpr (kN > 0 && kS <= 4 && kN % kS == 0) {
+    constexpr bool kStaged = decltype(staged)::value;
+    if constexpr (kN > 0 && kS <= 4 && kN % kS == 0 && (!kStaged || kS == 1)) {
       constexpr bool kSfu = decltype(sfu)::value, kVec = decltype(vec)::value;
       constexpr int kWarpsPerSm = kS == 1 ? 8 : 16;  // what DirectForwardBounds<kS> leaves room for
       auto run = [&](const char* label, index_t league, auto functor) {
@@ -439,21 +564,31 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
       };
       using Seg = TimeSegments;
       if (q.fwd_segments > 1) {  // every segment after the first needs its start state
-        run("scanlab::selective_scan_forward_direct_segment_summary", teams * (q.fwd_segments - 1),
-            ForwardDirect<Space, kN, kS, kSfu, kVec, Seg::summary>{q});
-        run("scanlab::selective_scan_forward_direct_segments", teams * q.fwd_segments,
-            ForwardDirect<Space, kN, kS, kSfu, kVec, Seg::walk>{q});
+        run(kStaged ? "scanlab::selective_scan_forward_direct_rows_segment_summary"
+                    : "scanlab::selective_scan_forward_direct_segment_summary",
+            teams * (q.fwd_segments - 1), ForwardDirect<Space, kN, kS, kSfu, kVec, Seg::summary, kStaged>{q});
+        run(kStaged ? "scanlab::selective_scan_forward_direct_rows_segments" : "scanlab::selective_scan_forward_direct_segments",
+            teams * q.fwd_segments, ForwardDirect<Space, kN, kS, kSfu, kVec, Seg::walk, kStaged>{q});
       } else {
-        run("scanlab::selective_scan_forward_tiled_direct", teams, ForwardDirect<Space, kN, kS, kSfu, kVec>{q});
+        run(kStaged ? "scanlab::selective_scan_forward_tiled_direct_rows" : "scanlab::selective_scan_forward_tiled_direct",
+            teams, ForwardDirect<Space, kN, kS, kSfu, kVec, Seg::whole, kStaged>{q});
       }
     } else {  // invalid_reason() refuses it first; a clear error all the same
-      throw std::invalid_argument("selective_scan direct_io: needs a state_split of 1, 2 or 4 dividing dstate_static");
+      throw std::invalid_argument(
+          "selective_scan direct_io: needs a state_split of 1, 2 or 4 dividing dstate_static (1 with direct_io 2)");
     }
   };
+  // direct_io 2 stages whole 16-byte runs: where the rows are not (state_space_v1's time-major
+  // layout, seqlen not a multiple of 4), it runs as 1, the same results
+  const bool vec = direct_vector_io(q), staged = c.direct_io == 2 && vec;
   dispatch_dstate(c.dstate_static, [&](auto dstate) {
     dispatch_split<Space>(c.state_split, [&](auto split) {  // Serial: 1 only
       dispatch_flag(c.fast_activations, [&](auto sfu) {
-        dispatch_flag(direct_vector_io(q), [&](auto vec) { launch(dstate, split, sfu, vec); });
+        if (staged) {
+          launch(dstate, split, sfu, std::true_type{}, std::true_type{});
+        } else {
+          dispatch_flag(vec, [&](auto v) { launch(dstate, split, sfu, v, std::false_type{}); });
+        }
       });
     });
   });

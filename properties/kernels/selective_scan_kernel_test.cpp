@@ -235,6 +235,20 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
         all.push_back(direct);
       }
     }
+    // ... and with the team's rows staged through scratch (direct_io 2): four passes of one thread
+    // over tiles of 8 (short tiles and blocks where seqlen is not a multiple of 8, chunk starts of
+    // 16); on CUDA one warp of 32 channels over tiles of 32 (most rows inactive in small groups),
+    // and in three segments.
+    {
+      const bool cuda = backend == BackendKind::cuda;
+      for (SelectiveScanConfig rows : {make("tiled", spec, 4, 1, 8, 16, 1, 1, 0), make("tiled", spec, cuda ? 32 : 2, cuda ? 32 : 2, 32, 8, 1, 1, 0)}) {
+        rows.direct_io = 2;
+        all.push_back(rows);
+        rows.fwd_time_segments = 3;
+        rows.fast_activations = 1;
+        all.push_back(rows);
+      }
+    }
     // ... and in time segments (each walk from the start state its summary pass carries to it):
     // one thread a channel in three segments of uneven tile counts over tiles of 4; two threads a
     // channel with the SFU forms in segments of one tile each (more asked for than there are).
@@ -313,6 +327,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   int segmented_backwards = 0, segmented_forwards = 0;  // runs in more than one time segment
   int direct_forwards = 0, split_direct_forwards = 0;  // tiled with direct_io; with two threads a channel
   int segmented_direct_forwards = 0;                    // direct_io in more than one time segment
+  int row_staged_forwards = 0;                          // direct_io 2
   std::set<int> interleaves_seen;  // tiled backward's states walked together
   int staged_backwards = 0;        // with its chunk inputs staged (bwd_stage_inputs)
   for (const Case& c : cases()) {
@@ -341,6 +356,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
         if (config.direct_io == 1) ++direct_forwards;
         if (config.direct_io == 1 && config.state_split == 2) ++split_direct_forwards;
         if (config.direct_io == 1 && layout.fwd_segments > 1) ++segmented_direct_forwards;
+        if (config.direct_io == 2) ++row_staged_forwards;
         ++runs;
       }
     }
@@ -363,6 +379,7 @@ TEST(KernelSelectiveScan, ForwardAndBackwardMatchOracle) {
   EXPECT_GE(direct_forwards, 10) << "tiled's forward with direct_io must run";
   if (widest >= 2) EXPECT_GE(split_direct_forwards, 5) << "direct_io with two threads per channel must run";
   EXPECT_GE(segmented_direct_forwards, 10) << "direct_io in time segments must run";
+  EXPECT_GE(row_staged_forwards, 10) << "direct_io 2 (rows staged through scratch) must run";
   EXPECT_GT(runs, 100);
 }
 
@@ -459,7 +476,8 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
   }
 }
 
-// direct_io moves a channel's inputs and output through registers instead of team tiles; the
+// direct_io moves a channel's inputs and output through registers (1) or its own rows of team
+// scratch (2) instead of the team's tiles; the
 // arithmetic is the staged forward's with the same state split (one, two or four threads per channel,
 // the shares added in part order), so on the host (where no compiler contracts differently
 // between the two kernels) every output and gradient is the same bits, including the chunk-start
@@ -471,7 +489,7 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   std::vector<Case> all = cases();
   // dstate 64 in whole 16-byte runs: direct_io's blocks of 4 steps there (8 elsewhere)
   { Case c{"dstate64_vector_io", problem(1, 2, 64, 40)}; all_options(c.p); all.push_back(c); }
-  int compared_dstate64 = 0, compared_split4 = 0;
+  int compared_dstate64 = 0, compared_split4 = 0, compared_rows = 0;  // rows: direct_io 2 staging whole runs
   for (const Case& c : all) {
     const int spec = static_dstate_of(c.p);
     if (spec == 0 || !c.p.B_per_step || !c.p.C_per_step || !c.p.has_D) continue;
@@ -489,18 +507,24 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
             staged.team_size = split;  // one channel a pass (the host heuristic's teams are one thread)
             staged.fwd_time_segments = segments;
             staged.direct_io = 0;
-            SelectiveScanConfig direct = staged;
-            direct.direct_io = 1;
             if (staged.team_size > kernels::selective_scan_backend_limits(backend).max_team_size) continue;
-            if (!staged.invalid_reason(c.p, backend).empty() || !direct.invalid_reason(c.p, backend).empty()) continue;
-            const std::string where = describe(c, backend, direct);
-            expect_bitwise_equal(kernels::run_selective_scan(c.p, inputs, backend, staged),
-                                 kernels::run_selective_scan(c.p, inputs, backend, direct), where);
-            ++compared;
-            if (c.p.dstate == 64) ++compared_dstate64;
-            if (split == 2) ++compared_split;
-            if (split == 4) ++compared_split4;
-            if (kernels::selective_scan_workspace_layout(c.p, direct).fwd_segments > 1) ++compared_segmented;
+            if (!staged.invalid_reason(c.p, backend).empty()) continue;
+            const TensorMap staged_result = kernels::run_selective_scan(c.p, inputs, backend, staged);
+            // direct_io 2 (rows staged through scratch, one thread a channel) as well as 1; where
+            // the rows are not whole 16-byte runs (tiles of 6, seqlen not a multiple of 4) it runs as 1
+            for (int form : {1, 2}) {
+              SelectiveScanConfig direct = staged;
+              direct.direct_io = form;
+              if (!direct.invalid_reason(c.p, backend).empty()) continue;
+              const std::string where = describe(c, backend, direct);
+              expect_bitwise_equal(staged_result, kernels::run_selective_scan(c.p, inputs, backend, direct), where);
+              ++compared;
+              if (form == 2 && tile % 4 == 0 && c.p.seqlen % 4 == 0) ++compared_rows;
+              if (c.p.dstate == 64) ++compared_dstate64;
+              if (split == 2) ++compared_split;
+              if (split == 4) ++compared_split4;
+              if (kernels::selective_scan_workspace_layout(c.p, direct).fwd_segments > 1) ++compared_segmented;
+            }
           }
         }
       }
@@ -508,6 +532,7 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   }
   EXPECT_GE(compared, 20);
   EXPECT_GE(compared_dstate64, 2) << "direct_io at dstate 64 (blocks of 4 steps) must be compared";
+  EXPECT_GE(compared_rows, 10) << "direct_io 2 staging its rows must be compared";
   EXPECT_GE(compared_segmented, 10) << "direct_io in time segments must be compared";
   int widest = 1;
   for (BackendKind backend : kernel_backends())
@@ -764,6 +789,11 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.state_split = 3; c.team_size = 48; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "needs state_split 1, 2 or 4, got 3"));
     c.state_split = 1; c.channels_per_team = c.team_size = 32; EXPECT_EQ(reason(c, BackendKind::cuda), "");
     c.fwd_time_segments = 2; EXPECT_EQ(reason(c, BackendKind::cuda), "");  // in time segments too
+    c.direct_io = 2; EXPECT_EQ(reason(c, BackendKind::cuda), "");  // rows staged: one thread a channel
+    c.state_split = 2; c.team_size = 64; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "direct_io 2 stages one thread's channel a row: it needs state_split 1, got 2"));
+    c.state_split = 1; c.team_size = 32; c.direct_io = 3; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "direct_io must be 0, 1 or 2, got 3"));
+    c.direct_io = 2; c.impl = "sequential"; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "direct_io is a form of tiled's forward"));
+    c.impl = "tiled"; c.direct_io = 1;
     SelectiveScanProblem long_one = p; long_one.seqlen = std::int64_t(1) << 31; long_one.with_backward = false;
     EXPECT_TRUE(contains(c.invalid_reason(long_one, BackendKind::cuda), "seqlen must be below 2^31")); }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
@@ -964,10 +994,10 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       distinct.insert(c.to_json().dump());
     }
     EXPECT_EQ(distinct.size(), candidates.size());
-    if (h.impl == "tiled") {  // both forward forms are offered to tune
+    if (h.impl == "tiled") {  // every forward form is offered to tune
       std::set<int> forms;
       for (const auto& c : candidates) forms.insert(c.direct_io);
-      EXPECT_EQ(forms, (std::set<int>{0, 1})) << s.b << "x" << s.d << "x" << s.n;
+      EXPECT_EQ(forms, (std::set<int>{0, 1, 2})) << s.b << "x" << s.d << "x" << s.n;
     }
     if (h.impl == "tiled") {  // the other activation form second, where tune's evenly spaced picks always take it
       ASSERT_GE(candidates.size(), 2u);
