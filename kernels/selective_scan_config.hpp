@@ -247,12 +247,8 @@ constexpr std::int64_t direct_exchange_floats(std::int64_t state_split) {
   return state_split == 4 ? 12 : state_split == 2 ? 8 : 0;
 }
 // direct_io 2's row stride: a tile's steps rounded up to 32 floats, so that swizzling a row's
-// 16-byte pieces within groups of 8 (direct_staged_piece) stays inside the row.
+// 16-byte pieces within groups of 8 (ForwardDirect::staged_at) stays inside the row.
 constexpr std::int64_t direct_staged_row_stride(std::int64_t time_tile) { return (time_tile + 31) / 32 * 32; }
-// Where 16-byte piece q of row r of a direct_io 2 tile lies (in pieces from the row's start): q's
-// low three bits xor r's, so 8 threads reading piece q of 8 consecutive rows (a 16-byte access
-// phase) hit 8 distinct groups of 4 banks, as do 8 threads copying one row's 8 pieces.
-constexpr int direct_staged_piece(int row, int q) { return q ^ (row & 7); }
 // "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
 // of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
 // request (`total` includes the slack).

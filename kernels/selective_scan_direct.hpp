@@ -33,7 +33,7 @@
 // own row 32 bytes a request kept the L1 data pipe ~86% busy at the anchor while the DRAM ran at
 // 55% (speed-notes §59). So the team copies its channels' rows of u and raw delta into the tile's
 // buffer with B and C, consecutive threads along a row (a warp's copies are whole lines), rows
-// swizzled in 16-byte pieces (direct_staged_piece) so that both the copies and a thread's reads
+// swizzled in 16-byte pieces (staged_at) so that both the copies and a thread's reads
 // of its row are conflict-free; each thread walks its row there and writes y + D·u over the delta
 // it has read; after a team barrier the team stores the tile along the rows, gated by z read as
 // the tile began (z is never staged: at 32 steps and one warp a team the buffers take 26 KB, inside
@@ -281,8 +281,13 @@ struct ForwardDirect {
 
   // direct_io 2: the tile's rows of the pass (channels d0 .. d0 + rows - 1) as laid out in `set`:
   // where 16-byte piece q of a row's steps from the tile's start lies (floats from the buffer).
+  // q's low three bits xor the row's, so 8 threads reading piece q of 8 consecutive rows (a 16-byte
+  // access phase) hit 8 distinct groups of 4 banks, as do 8 threads copying one row's 8 pieces.
+  // (A device function here: the config header's constexpr ones are host functions, and a call to
+  // one from device code compiled to nothing, every piece copied to the row's start; the build now
+  // makes that diagnostic, cudafe's 20013, an error.)
   static KOKKOS_FORCEINLINE_FUNCTION int staged_at(int row, int q, int row_stride) {
-    return row * row_stride + 4 * direct_staged_piece(row, q);
+    return row * row_stride + 4 * (q ^ (row & 7));
   }
 
   // The tile's copies, one group: B and C of steps [t0, t0 + len) and, with kStagedRows, the rows of

@@ -116,6 +116,27 @@ def main():
                    "bwd_state_split": 4, "stage_io": 0, "scratch_level": 0}, f, indent=2)
         f.write("\n")
 
+    # selective_scan as "tiled"'s forward with direct_io 2 (the team's rows of u and delta staged
+    # through scratch) first ran it on the GPU (session 35): the swizzle was a constexpr host
+    # function, which device code called without --expt-relaxed-constexpr (only a warning), and the
+    # call compiled to nothing, so every 16-byte piece of a tile was copied to its row's start and
+    # read from there: out and last_state wrong on CUDA alone (the host ran it right). Found by
+    # `scanlab check --impl tiled --config '{"direct_io":2,...}'` on an H100. Two tiles of 32 steps
+    # and a short third, 8 channels a team of 8 (CUDA, OpenMP with 8+ threads: ctest
+    # kernels_wide_teams), z on.
+    b, D, N, L = 2, 8, 2, 72
+    name = "selective_scan-tiled-direct-rows-swizzle"
+    write(name, {"op": "selective_scan", "delta_softplus": True,
+                 "note": "tiled forward, direct_io 2: rows staged through scratch, three tiles"},
+          {"u": u(b, D, L), "delta": u(b, D, L), "delta_bias": u(D), "A": -rng.uniform(0.1, 2, size=(D, N)),
+           "B": u(b, N, L), "C": u(b, N, L), "D": u(D), "z": u(b, D, L, scale=3), "dout": u(b, D, L),
+           "dlast_state": u(b, D, N)})
+    with open(os.path.join(HERE, name, "config.json"), "w") as f:
+        json.dump({"impl": "tiled", "dstate_static": 2, "channels_per_team": 8, "team_size": 8, "state_split": 1,
+                   "time_tile": 32, "direct_io": 2, "chunk_len": 8, "bwd_channels_per_team": 1, "bwd_team_size": 1,
+                   "stage_io": 0, "scratch_level": 0}, f, indent=2)
+        f.write("\n")
+
 
 if __name__ == "__main__":
     main()
