@@ -24,7 +24,7 @@ def f32(x):
     return np.asarray(x, dtype=np.float32).astype(np.float64)
 
 
-def write(name, case, tensors):
+def write(name, case, tensors, config=None):
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -33,11 +33,20 @@ def write(name, case, tensors):
         f.write("\n")
     for key, value in tensors.items():
         np.save(os.path.join(d, key + ".npy"), np.ascontiguousarray(f32(value)))
+    if config is not None:  # the kernel config a finding ran with (used where the backend can run it)
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(config, f, indent=2)
+            f.write("\n")
 
 
 def main():
     rng = np.random.default_rng(20240601)
     u = lambda *shape, scale=1.0: rng.uniform(-scale, scale, size=shape)
+
+    def gated(b, D, N, L):  # selective_scan with delta_bias, D, z and both cotangents
+        return {"u": u(b, D, L), "delta": u(b, D, L), "delta_bias": u(D), "A": -rng.uniform(0.1, 2, size=(D, N)),
+                "B": u(b, N, L), "C": u(b, N, L), "D": u(D), "z": u(b, D, L, scale=3), "dout": u(b, D, L),
+                "dlast_state": u(b, D, N)}
 
     # s7_scan at A_bar = 0: every A is ±float32(1/√2), where lrnnx's backward divides by zero.
     b, H, N, L = 1, 2, 3, 7
@@ -103,18 +112,12 @@ def main():
     # path of load/store_channel_steps moving kK / 4 = 0 vectors, so du and ddelta were never written
     # (session 6; found by `scanlab check --impl tiled` on cuda). config.json runs it where the
     # backend offers teams of four threads (CUDA, OpenMP with 4+); elsewhere the heuristic's.
-    b, D, N, L = 1, 1, 4, 2
-    name = "selective_scan-tiled-split4-two-step-slices"
-    write(name, {"op": "selective_scan", "delta_softplus": True,
-                 "note": "tiled, bwd_state_split 4, chunk 8: two-step backward slices"},
-          {"u": u(b, D, L), "delta": u(b, D, L), "delta_bias": u(D), "A": -rng.uniform(0.1, 2, size=(D, N)),
-           "B": u(b, N, L), "C": u(b, N, L), "D": u(D), "z": u(b, D, L, scale=3), "dout": u(b, D, L),
-           "dlast_state": u(b, D, N)})
-    with open(os.path.join(HERE, name, "config.json"), "w") as f:
-        json.dump({"impl": "tiled", "dstate_static": 4, "channels_per_team": 1, "team_size": 4, "state_split": 4,
-                   "time_tile": 16, "chunk_len": 8, "bwd_channels_per_team": 1, "bwd_team_size": 4,
-                   "bwd_state_split": 4, "stage_io": 0, "scratch_level": 0}, f, indent=2)
-        f.write("\n")
+    write("selective_scan-tiled-split4-two-step-slices",
+          {"op": "selective_scan", "delta_softplus": True, "note": "tiled, bwd_state_split 4, chunk 8: two-step backward slices"},
+          gated(1, 1, 4, 2),
+          {"impl": "tiled", "dstate_static": 4, "channels_per_team": 1, "team_size": 4, "state_split": 4,
+           "time_tile": 16, "chunk_len": 8, "bwd_channels_per_team": 1, "bwd_team_size": 4,
+           "bwd_state_split": 4, "stage_io": 0, "scratch_level": 0})
 
     # selective_scan as "tiled"'s forward with direct_io 2 (the team's rows of u and delta staged
     # through scratch) first ran it on the GPU (session 35): the swizzle was a constexpr host
@@ -124,18 +127,12 @@ def main():
     # `scanlab check --impl tiled --config '{"direct_io":2,...}'` on an H100. Two tiles of 32 steps
     # and a short third, 8 channels a team of 8 (CUDA, OpenMP with 8+ threads: ctest
     # kernels_wide_teams), z on.
-    b, D, N, L = 2, 8, 2, 72
-    name = "selective_scan-tiled-direct-rows-swizzle"
-    write(name, {"op": "selective_scan", "delta_softplus": True,
-                 "note": "tiled forward, direct_io 2: rows staged through scratch, three tiles"},
-          {"u": u(b, D, L), "delta": u(b, D, L), "delta_bias": u(D), "A": -rng.uniform(0.1, 2, size=(D, N)),
-           "B": u(b, N, L), "C": u(b, N, L), "D": u(D), "z": u(b, D, L, scale=3), "dout": u(b, D, L),
-           "dlast_state": u(b, D, N)})
-    with open(os.path.join(HERE, name, "config.json"), "w") as f:
-        json.dump({"impl": "tiled", "dstate_static": 2, "channels_per_team": 8, "team_size": 8, "state_split": 1,
-                   "time_tile": 32, "direct_io": 2, "chunk_len": 8, "bwd_channels_per_team": 1, "bwd_team_size": 1,
-                   "stage_io": 0, "scratch_level": 0}, f, indent=2)
-        f.write("\n")
+    write("selective_scan-tiled-direct-rows-swizzle",
+          {"op": "selective_scan", "delta_softplus": True, "note": "tiled forward, direct_io 2: rows staged through scratch, three tiles"},
+          gated(2, 8, 2, 72),
+          {"impl": "tiled", "dstate_static": 2, "channels_per_team": 8, "team_size": 8, "state_split": 1,
+           "time_tile": 32, "direct_io": 2, "chunk_len": 8, "bwd_channels_per_team": 1, "bwd_team_size": 1,
+           "stage_io": 0, "scratch_level": 0})
 
 
 if __name__ == "__main__":
