@@ -62,7 +62,8 @@ ForwardScratch forward_scratch(const SelectiveScanProblem& p, const SelectiveSca
 
 // Both buffers of "tiled"'s input tiles for `rows` channels and tiles of `len` steps, from `off`.
 // staged_rows (direct_io 2): u and raw delta only, rows of the tile rounded up to 32 steps and
-// swizzled instead of padded (direct_staged_row_stride).
+// swizzled instead of padded (direct_staged_row_stride); B and C room for [n][k] rows of
+// direct_staged_bc_row steps.
 static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProblem& p, std::int64_t rows,
                                      std::int64_t len, bool staged_rows = false) {
   TileBuffers t;
@@ -72,8 +73,10 @@ static TileBuffers take_tile_buffers(std::int64_t& off, const SelectiveScanProbl
   t.u = take(off, rows * t.row);
   t.dt = take(off, rows * t.row);
   if (p.has_z && !staged_rows) t.z = take(off, rows * t.row);
-  t.B = take(off, len4 * bc_step);
-  t.C = take(off, len4 * bc_step);
+  // (staged_rows: either layout, since direct_io 2 runs as 1 where rows are not whole 16-byte runs)
+  const std::int64_t bc_floats = staged_rows ? std::max(p.dstate * direct_staged_bc_row, len4 * bc_step) : len4 * bc_step;
+  t.B = take(off, bc_floats);
+  t.C = take(off, bc_floats);
   t.buffer = off - start;
   off += t.buffer;  // buffer 1
   return t;
@@ -508,6 +511,10 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   else if (direct_io == 2 && state_split != 1)
     why.push_back("direct_io 2 stages one thread's channel a row: it needs state_split 1, got " +
                   std::to_string(state_split));
+  else if (direct_io == 2 && impl == "tiled" && detail::effective_time_tile(p, *this) > detail::direct_staged_bc_row)
+    why.push_back("direct_io 2 keeps a tile's B and C as rows of " + std::to_string(detail::direct_staged_bc_row) +
+                  " steps: it needs time_tile <= " + std::to_string(detail::direct_staged_bc_row) + " (or seqlen <= it), got " +
+                  std::to_string(time_tile));
   else if (direct_io != 0 && p.seqlen > INT_MAX)
     why.push_back("direct_io counts a channel's steps in 32 bits: seqlen must be below 2^31, got " +
                   std::to_string(p.seqlen));
@@ -955,8 +962,8 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         }
       }
       // ... and with the rows staged through scratch (direct_io 2, one thread a channel): a warp
-      // or two a team (the 40 KB of team scratch Kokkos 3.4 allows holds 32 rows of 32 steps, or
-      // 64 of 16)
+      // or two a team, where they fit the 40 KB of team scratch Kokkos 3.4 allows (rows of 32
+      // floats and B and C rows of 32 steps whatever the tile: one warp to dstate 32, none at 64)
       for (int team : {32, 64}) {
         for (int tile : {16, 32}) {
           SelectiveScanConfig c = heuristic;

@@ -249,6 +249,9 @@ constexpr std::int64_t direct_exchange_floats(std::int64_t state_split) {
 // direct_io 2's row stride: a tile's steps rounded up to 32 floats, so that swizzling a row's
 // 16-byte pieces within groups of 8 (ForwardDirect::staged_at) stays inside the row.
 constexpr std::int64_t direct_staged_row_stride(std::int64_t time_tile) { return (time_tile + 31) / 32 * 32; }
+// direct_io 2's B and C tiles: [n][k] rows of this many steps (a compile-time stride in the kernel,
+// so a state's 4 steps are one 16-byte read at an immediate offset); its tiles are at most as long.
+constexpr int direct_staged_bc_row = 32;
 // "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
 // of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
 // request (`total` includes the slack).

@@ -37,7 +37,10 @@
 // of its row are conflict-free; each thread walks its row there and writes y + D·u over the delta
 // it has read; after a team barrier the team stores the tile along the rows, gated by z read as
 // the tile began (z is never staged: at 32 steps and one warp a team the buffers take 26 KB, inside
-// Kokkos 3.4's 40 KB of team scratch with 8 teams an SM). Same arithmetic, same bits as 1.
+// Kokkos 3.4's 40 KB of team scratch with 8 teams an SM). B and C go into [n][k] rows, 16 bytes a
+// copy (step-major tiles took 4-byte copies), and the walk reads a state's 4 steps at once
+// (state_steps_by_state). In a full tile of 32 steps a thread's pieces are fixed for the pass
+// (StagedPass). Same arithmetic as 1.
 //
 // Leanness (speed-notes §29: the SASS of session 12's kernel spent ~90 of ~700 instructions a
 // block on 64-bit index arithmetic and run-time alignment tests of its loads): where seqlen is
@@ -57,6 +60,36 @@
 
 namespace scanlab::kernels {
 namespace detail {
+
+// direct_io 2's inner loop: state_steps (selective_scan.hpp) with B and C as [n][kRow] rows, Bn
+// and Cn at the thread's first state and the block's first step: a state's kJ steps are one
+// 16-byte read (the same address across the warp: a broadcast) instead of 4 states of a step. The
+// same products and sums in the same order (each h[i] over its steps in order, each y[j] over the
+// states ascending), so the same results.
+template <int kM, int kJ, int kRow, bool kNormal, bool kSummary>
+KOKKOS_FORCEINLINE_FUNCTION void state_steps_by_state(const float* Bn, const float* Cn, const float (&x)[kJ],
+                                                      const float (&dt)[kJ], float (&h)[kM], const float (&A2)[kM],
+                                                      float (&decay)[kM], float (&y)[kJ]) {
+  float dtu[kJ];
+  SCANLAB_UNROLL
+  for (int j = 0; j < kJ; ++j) {
+    y[j] = 0.0f;
+    dtu[j] = dt[j] * x[j];
+  }
+  SCANLAB_UNROLL
+  for (int i = 0; i < kM; ++i) {
+    float bn[kJ], cn[kJ];
+    load_run<kJ>(Bn + i * kRow, bn);
+    if (!kSummary) load_run<kJ>(Cn + i * kRow, cn);
+    SCANLAB_UNROLL
+    for (int j = 0; j < kJ; ++j) {
+      const float a = kNormal ? sfu_exp2(dt[j] * A2[i]) : sfu_exp2_subnormal(dt[j] * A2[i]);
+      h[i] = a * h[i] + bn[j] * dtu[j];
+      if (kSummary) decay[i] *= a;
+      else y[j] += cn[j] * h[i];
+    }
+  }
+}
 
 template <class Space, int kN, int kS, bool kSfuActivations, bool kVec, TimeSegments kSegments = TimeSegments::whole,
           bool kStagedRows = false>
@@ -79,6 +112,9 @@ struct ForwardDirect {
   static constexpr int kExchangeRow = int(direct_exchange_floats(kS));
   static_assert(kS != 4 || (kOwn == 2 && kExchangeRow == 2 * kOwn + kBlock), "four: two dt, two u, a block's y shares");
   static constexpr int kBcStep = int(tiled_forward_bc_step(kN));
+  // Floats between consecutive steps' B (and C) in the tile: step-major [k][n] tiles, or direct_io
+  // 2's [n][k] rows (16-byte copies where B and C are contiguous in time, as the rows' copies).
+  static constexpr int kStepStride = kStagedRows ? 1 : kBcStep;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -154,13 +190,19 @@ struct ForwardDirect {
       for (int i = 0; i < kOwn; ++i) b.raw[i] = Act::softplus(b.raw[i]);
     }
     if constexpr (kStagedRows) return;  // the gate is applied as the team stores the tile's outputs
+    if (p.has_z && !kSummary) gate_in_place(b.z, silu_gate);
+  }
+
+  // z → act(z) for kCount values (silu_gate: the problem's gate is silu, decided once).
+  template <int kCount>
+  KOKKOS_FORCEINLINE_FUNCTION void gate_in_place(float (&z)[kCount], bool silu_gate) const {
     if (silu_gate) {
       SCANLAB_UNROLL
-      for (int i = 0; i < kOwn; ++i) b.z[i] = Act::gate(GateActivation::silu, b.z[i]).act;
-    } else if (p.has_z && !kSummary) {
+      for (int i = 0; i < kCount; ++i) z[i] = Act::gate(GateActivation::silu, z[i]).act;
+    } else {
       with_gate_kind(p.gate, [&](const auto gate) {
         SCANLAB_UNROLL
-        for (int i = 0; i < kOwn; ++i) b.z[i] = Act::gate(decltype(gate)::value, b.z[i]).act;
+        for (int i = 0; i < kCount; ++i) z[i] = Act::gate(decltype(gate)::value, z[i]).act;
       });
     }
   }
@@ -290,22 +332,79 @@ struct ForwardDirect {
     return row * row_stride + 4 * (q ^ (row & 7));
   }
 
+  // direct_io 2's pieces a thread moves: piece f of a tile (row f / pieces, 16-byte piece f % pieces
+  // of the row's steps from the tile's start). A tile of kPiecesFixed pieces a row (32 steps) has
+  // team_size · 8 of them, 8 a thread at a piece and rows fixed for the pass: piece q = rank % 8 of
+  // rows rank / 8 + i · team_size / 8, so a thread's global offsets are the pass's plus t0, stepped
+  // by a row gap, with no division and no 64-bit product a piece (the run-time division and 64-bit
+  // row arithmetic a piece made direct_io 2 issue-bound: speed-notes §61). Other tiles (a short last
+  // tile, other time_tile) divide as they go.
+  static constexpr int kPiecesFixed = 8, kFixedPerThread = 8;
+  // z pieces a thread reads as a tile begins, for the tile's store (a fixed tile: all 8, 32
+  // registers); later pieces (other tiles) are read at the store.
+  static constexpr int kZAhead = kStagedRows ? kFixedPerThread : 1;
+  struct ZAhead {
+    streaming::Float4 z[kZAhead];
+  };
+  struct StagedPass {
+    index_t at;       // offset of the thread's first piece at step 0 (a tile adds t0)
+    index_t row_gap;  // offset between its consecutive rows
+    int row0, row_step, q;
+    bool fixed;  // whole warps of 8 pieces a row: the fixed assignment applies to full tiles
+  };
+  KOKKOS_INLINE_FUNCTION StagedPass staged_pass(const Member& team, index_t b, index_t d0) const {
+    const int rank = team.team_rank(), size = team.team_size();
+    StagedPass sp{0, 0, rank / kPiecesFixed, size / kPiecesFixed, rank % kPiecesFixed, size % kPiecesFixed == 0};
+    sp.at = p.seq(b, d0 + sp.row0, 0) + 4 * sp.q;
+    sp.row_gap = index_t(sp.row_step) * p.st.seq_dim;
+    return sp;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION static bool fixed_tile(const StagedPass& sp, int len) {
+    return sp.fixed && len == 4 * kPiecesFixed;
+  }
+  // Piece g of the tile: its global offset (the general assignment).
+  KOKKOS_FORCEINLINE_FUNCTION index_t piece_at(index_t b, index_t d0, int g, int pieces, int t0) const {
+    return p.seq(b, d0 + g / pieces, 0) + t0 + 4 * (g % pieces);
+  }
+  // Calls f(i, global offset, row, piece) for each of this thread's pieces of the tile, either
+  // assignment (i: the piece's index among the thread's, kZAhead for any past the ZAhead ones).
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void for_each_staged_piece(const Member& team, const StagedPass& sp, index_t b,
+                                                         index_t d0, int rows, int t0, int len, const F& f) const {
+    if (fixed_tile(sp, len)) {
+      index_t at = sp.at + t0;
+      SCANLAB_UNROLL
+      for (int i = 0; i < kFixedPerThread; ++i, at += sp.row_gap) {
+        const int row = sp.row0 + i * sp.row_step;
+        if (row < rows) f(i, at, row, sp.q);
+      }
+      return;
+    }
+    // (the first kZAhead at compile-time indices, so that ZAhead stays in registers)
+    const int pieces = len / 4, total = rows * pieces;  // kVec: len is a multiple of 4
+    const int rank = team.team_rank(), size = team.team_size();
+    SCANLAB_UNROLL
+    for (int i = 0; i < kZAhead; ++i) {
+      const int g = rank + i * size;
+      if (g < total) f(i, piece_at(b, d0, g, pieces, t0), g / pieces, g % pieces);
+    }
+    for (int g = rank + kZAhead * size; g < total; g += size) f(kZAhead, piece_at(b, d0, g, pieces, t0), g / pieces, g % pieces);
+  }
+
   // The tile's copies, one group: B and C of steps [t0, t0 + len) and, with kStagedRows, the rows of
-  // u and raw delta of the pass's `rows` channels from d0 (16 bytes a copy; consecutive threads take
-  // consecutive pieces of a row, so a warp's copies are whole 128-byte lines of 4 rows).
-  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, const TeamWalk& full_bc, float* set, index_t b, index_t g,
-                                         index_t d0, int rows, int t0, int len) const {
+  // u and raw delta of the pass's `rows` channels from d0 (16 bytes a copy; a warp's copies are
+  // whole 128-byte lines of 4 rows).
+  KOKKOS_INLINE_FUNCTION void issue_tile(const Member& team, const TeamWalk& full_bc, const StagedPass& sp, float* set,
+                                         index_t b, index_t g, index_t d0, int rows, int t0, int len) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full_bc);
+    if constexpr (kStagedRows) issue_bc_tile<direct_staged_bc_row>(team, p, set + s.B, set + s.C, direct_staged_bc_row, b, g, t0, len);
+    else issue_bc_steps(team, p, set + s.B, set + s.C, kBcStep, b, g, t0, len, &full_bc);
     if constexpr (kStagedRows) {
-      const int pieces = len / 4, row_stride = int(s.row);  // kVec: len is a multiple of 4
-      for (int f = team.team_rank(); f < rows * pieces; f += team.team_size()) {
-        const int row = f / pieces, q = f % pieces;
-        const index_t at = p.seq(b, d0 + row, 0) + t0 + 4 * q;
-        const int to = staged_at(row, q, row_stride);
+      for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int, index_t at, int row, int q) {
+        const int to = staged_at(row, q, int(s.row));
         device_math::async_copy_f32x4(set + s.u + to, p.u + at);
         device_math::async_copy_f32x4(set + s.dt + to, p.delta + at);
-      }
+      });
     }
     device_math::async_copy_commit();
   }
@@ -332,59 +431,38 @@ struct ForwardDirect {
              streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
   }
 
-  // kStagedRows: z pieces a thread reads as a tile begins, for the tile's store (a tile of 32 steps
-  // and one row a thread: 8 pieces, 32 registers); later pieces (longer tiles) are read at the store.
-  static constexpr int kZAhead = kStagedRows ? 8 : 1;
-  struct ZAhead {
-    streaming::Float4 z[kZAhead];
-  };
-
-  // Piece f of the tile's outputs (row f / pieces, piece f % pieces): global offset from the row base.
-  KOKKOS_FORCEINLINE_FUNCTION index_t piece_at(index_t b, index_t d0, int f, int pieces, int t0) const {
-    return p.seq(b, d0 + f / pieces, 0) + t0 + 4 * (f % pieces);
-  }
-
-  KOKKOS_INLINE_FUNCTION void read_z_ahead(const Member& team, index_t b, index_t d0, int rows, int t0, int len,
-                                           ZAhead& za) const {
-    const int pieces = len / 4;
-    SCANLAB_UNROLL
-    for (int i = 0; i < kZAhead; ++i) {
-      const int f = team.team_rank() + i * team.team_size();
-      if (f < rows * pieces) za.z[i] = device_math::load4_row_readonly(p.z + piece_at(b, d0, f, pieces, t0));
-    }
+  KOKKOS_INLINE_FUNCTION void read_z_ahead(const Member& team, const StagedPass& sp, index_t b, index_t d0, int rows,
+                                           int t0, int len, ZAhead& za) const {
+    for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int, int) {
+      if (i < kZAhead) za.z[i] = device_math::load4_row_readonly(p.z + at);
+    });
   }
 
   // kStagedRows, after the team's barrier: the tile's outputs from scratch to the rows, gated,
-  // consecutive threads along a row (as the copies came in).
-  KOKKOS_INLINE_FUNCTION void store_staged_tile(const Member& team, const float* set, index_t b, index_t d0, int rows,
-                                                int t0, int len, bool silu_gate, const ZAhead& za) const {
+  // the pieces as the copies came in.
+  KOKKOS_INLINE_FUNCTION void store_staged_tile(const Member& team, const StagedPass& sp, const float* set, index_t b,
+                                                index_t d0, int rows, int t0, int len, bool silu_gate,
+                                                const ZAhead& za) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    const int pieces = len / 4;
-    const auto store_piece = [&](int f, streaming::Float4 z4) {
-      streaming::Float4 v = load4(set + s.dt + staged_at(f / pieces, f % pieces, int(s.row)));
+    for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int row, int q) {
+      streaming::Float4 v = load4(set + s.dt + staged_at(row, q, int(s.row)));
       if (p.has_z) {
+        const streaming::Float4 z4 = i < kZAhead ? za.z[i] : device_math::load4_row_readonly(p.z + at);
         float g[4] = {z4.x, z4.y, z4.z, z4.w};
-        if (silu_gate) {
-          SCANLAB_UNROLL
-          for (int i = 0; i < 4; ++i) g[i] = Act::gate(GateActivation::silu, g[i]).act;
-        } else {
-          with_gate_kind(p.gate, [&](const auto gate) {
-            SCANLAB_UNROLL
-            for (int i = 0; i < 4; ++i) g[i] = Act::gate(decltype(gate)::value, g[i]).act;
-          });
-        }
+        gate_in_place(g, silu_gate);
         v.x *= g[0]; v.y *= g[1]; v.z *= g[2]; v.w *= g[3];
       }
-      store4(p.out + piece_at(b, d0, f, pieces, t0), v);
-    };
-    SCANLAB_UNROLL
-    for (int i = 0; i < kZAhead; ++i) {
-      const int f = team.team_rank() + i * team.team_size();
-      if (f < rows * pieces) store_piece(f, za.z[i]);
-    }
-    for (int f = team.team_rank() + kZAhead * team.team_size(); f < rows * pieces; f += team.team_size())
-      store_piece(f, p.has_z ? device_math::load4_row_readonly(p.z + piece_at(b, d0, f, pieces, t0))
-                             : streaming::Float4{0.0f, 0.0f, 0.0f, 0.0f});
+      store4(p.out + at, v);
+    });
+  }
+
+  // kJ steps of the thread's states, B and C of the first at Bk and Ck (either layout).
+  template <int kJ, bool kNormal>
+  KOKKOS_FORCEINLINE_FUNCTION static void walk_steps(const float* Bk, const float* Ck, const float (&x)[kJ],
+                                                     const float (&dt)[kJ], float (&h)[kM], const float (&A2)[kM],
+                                                     float (&decay)[kM], float (&y)[kJ]) {
+    if constexpr (kStagedRows) state_steps_by_state<kM, kJ, direct_staged_bc_row, kNormal, kSummary>(Bk, Ck, x, dt, h, A2, decay, y);
+    else state_steps<kM, kJ, kBcStep, kNormal, kSummary>(Bk, Ck, x, dt, h, A2, decay, y);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -441,24 +519,26 @@ struct ForwardDirect {
       int next_save = p.save_chunk_states && !kSummary ? seg_begin : seg_end + 1;
       const index_t d0 = w.g * p.channels_per_group + first;  // the pass's first channel
 
-      issue_tile(team, full_walk, base, w.b, w.g, d0, int(rows), seg_begin, full_len);
+      const StagedPass sp = kStagedRows ? staged_pass(team, w.b, d0) : StagedPass{};
+      issue_tile(team, full_walk, sp, base, w.b, w.g, d0, int(rows), seg_begin, full_len);
       Block next{};
       if (walks && !kStagedRows)
         load_block(r, seg_begin, seg_end - seg_begin < kBlock ? seg_end - seg_begin : kBlock, own, next);
       int buf = 0;
       for (int t0 = seg_begin; t0 < seg_end;) {
         const int t1 = t0 + p.time_tile < seg_end ? t0 + int(p.time_tile) : seg_end, len = t1 - t0;
-        // this thread's states of step 0 of the tile (the shared-window pointer stays 32-bit)
+        // this thread's states of step 0 of the tile (the shared-window pointer stays 32-bit;
+        // direct_io 2: one thread a channel, its first state 0)
         const float* const B_tile = base + buf * s.buffer + s.B + first_state;
         const float* const C_tile = base + buf * s.buffer + s.C + first_state;
         dm::async_copy_wait<0>();
         team.team_barrier();  // tile t0's B and C have landed; every thread is done with the other buffer
         if (t1 < seg_end)
-          issue_tile(team, full_walk, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, int(rows), t1,
+          issue_tile(team, full_walk, sp, base + (buf ^ 1) * s.buffer, w.b, w.g, d0, int(rows), t1,
                      int(min_index(p.time_tile, seg_end - t1)));
         float* const set = base + buf * s.buffer;
         ZAhead z_ahead{};
-        if (kStagedRows && p.has_z && !kSummary) read_z_ahead(team, w.b, d0, int(rows), t0, len, z_ahead);
+        if (kStagedRows && p.has_z && !kSummary) read_z_ahead(team, sp, w.b, d0, int(rows), t0, len, z_ahead);
         if (walks) {
           for (int k = 0; k < len; k += kBlock) {
             const int t = t0 + k, n = len - k < kBlock ? len - k : kBlock;
@@ -475,8 +555,8 @@ struct ForwardDirect {
             block_steps(team, swap_slots, part, cur, dt, x);
             save_chunk_state(w.b, d, first_state, active, t, h, next_save);
             float y[kBlock];
-            const float* const Bk = B_tile + k * kBcStep;
-            const float* const Ck = C_tile + k * kBcStep;
+            const float* const Bk = B_tile + k * kStepStride;
+            const float* const Ck = C_tile + k * kStepStride;
             if (n == kBlock && next_save >= t + kBlock) {
               // in halves of 4 steps (the unrolled body of session 17's blocks); each half's
               // largest |dt| decides whether any decay can leave the normal range (almost never:
@@ -486,13 +566,13 @@ struct ForwardDirect {
                 const float x4[4] = {x[4 * half], x[4 * half + 1], x[4 * half + 2], x[4 * half + 3]};
                 const float dt4[4] = {dt[4 * half], dt[4 * half + 1], dt[4 * half + 2], dt[4 * half + 3]};
                 const float dt_max = fmaxf(fmaxf(fabsf(dt4[0]), fabsf(dt4[1])), fmaxf(fabsf(dt4[2]), fabsf(dt4[3])));
-                const float* const Bh = Bk + 4 * half * kBcStep;
-                const float* const Ch = Ck + 4 * half * kBcStep;
+                const float* const Bh = Bk + 4 * half * kStepStride;
+                const float* const Ch = Ck + 4 * half * kStepStride;
                 float y4[4];
                 if (exp2_products_stay_normal(dt_max, A2_max))
-                  state_steps<kM, 4, kBcStep, true, kSummary>(Bh, Ch, x4, dt4, h, A2, decay, y4);
+                  walk_steps<4, true>(Bh, Ch, x4, dt4, h, A2, decay, y4);
                 else
-                  state_steps<kM, 4, kBcStep, false, kSummary>(Bh, Ch, x4, dt4, h, A2, decay, y4);
+                  walk_steps<4, false>(Bh, Ch, x4, dt4, h, A2, decay, y4);
                 SCANLAB_UNROLL
                 for (int j = 0; j < 4; ++j) y[4 * half + j] = y4[j];
               }
@@ -504,7 +584,7 @@ struct ForwardDirect {
                 save_chunk_state(w.b, d, first_state, active, t + j, h, next_save);
                 const float x1[1] = {x[j]}, dt1[1] = {dt[j]};
                 float y1[1];
-                state_steps<kM, 1, kBcStep, false, kSummary>(Bk + j * kBcStep, Ck + j * kBcStep, x1, dt1, h, A2, decay, y1);
+                walk_steps<1, false>(Bk + j * kStepStride, Ck + j * kStepStride, x1, dt1, h, A2, decay, y1);
                 y[j] = y1[0];
               }
             }
@@ -517,7 +597,7 @@ struct ForwardDirect {
         }
         if (kStagedRows && !kSummary) {
           team.team_barrier();  // every row's outputs of the tile are in scratch
-          store_staged_tile(team, set, w.b, d0, int(rows), t0, len, silu_gate, z_ahead);
+          store_staged_tile(team, sp, set, w.b, d0, int(rows), t0, len, silu_gate, z_ahead);
         }  // (the next tile's barrier orders these reads before the buffer is refilled)
         t0 = t1;
         buf ^= 1;
