@@ -770,19 +770,26 @@ KOKKOS_FORCEINLINE_FUNCTION void store_walk_end(const Params& p, bool summary, b
 // decays' running products instead. kNormal: every decay of these steps is known to be a normal
 // float (exp2_stays_normal), so the flush-to-zero exp2 gives the same bits without the subnormal
 // fix-up.
-template <int kM, int kJ, int kBcStep, bool kNormal, bool kSummary>
-KOKKOS_FORCEINLINE_FUNCTION void state_steps(const float* Bk, const float* Ck, const float (&x)[kJ],
-                                             const float (&dt)[kJ], float (&h)[kM], const float (&A2)[kM],
-                                             float (&decay)[kM], float (&y)[kJ]) {
-  constexpr int kStateRead = kM % 4 == 0 ? 4 : 1;  // states per scratch read
-  // dt·u once a step, not once a state (the bound takes dt·B·u in any association): 5
-  // instructions a state-step (MUFU.EX2, its argument's FMUL, B·dtu, the state's FFMA, y's FFMA).
-  float dtu[kJ];
+// The start of kJ state steps: y zeroed, and dt·u once a step, not once a state (the bound takes
+// dt·B·u in any association): 5 instructions a state-step (MUFU.EX2, its argument's FMUL, B·dtu,
+// the state's FFMA, y's FFMA).
+template <int kJ>
+KOKKOS_FORCEINLINE_FUNCTION void start_state_steps(const float (&x)[kJ], const float (&dt)[kJ], float (&dtu)[kJ],
+                                                   float (&y)[kJ]) {
   SCANLAB_UNROLL
   for (int j = 0; j < kJ; ++j) {
     y[j] = 0.0f;
     dtu[j] = dt[j] * x[j];
   }
+}
+
+template <int kM, int kJ, int kBcStep, bool kNormal, bool kSummary>
+KOKKOS_FORCEINLINE_FUNCTION void state_steps(const float* Bk, const float* Ck, const float (&x)[kJ],
+                                             const float (&dt)[kJ], float (&h)[kM], const float (&A2)[kM],
+                                             float (&decay)[kM], float (&y)[kJ]) {
+  constexpr int kStateRead = kM % 4 == 0 ? 4 : 1;  // states per scratch read
+  float dtu[kJ];
+  start_state_steps(x, dt, dtu, y);
   SCANLAB_UNROLL
   for (int i0 = 0; i0 < kM; i0 += kStateRead) {
     SCANLAB_UNROLL

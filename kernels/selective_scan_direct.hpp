@@ -61,6 +61,17 @@
 namespace scanlab::kernels {
 namespace detail {
 
+// streaming::store4 to global memory as one 16-byte store on CUDA, whatever the compiler makes of
+// the address arithmetic (direct_io 2's tile store through pointer-stepped offsets compiled to four
+// 4-byte stores a piece: 4x the STG instructions in ncu, speed-notes §62); the plain store elsewhere.
+KOKKOS_FORCEINLINE_FUNCTION void store4_global(float* p, const streaming::Float4& v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+#else
+  streaming::store4(p, v);
+#endif
+}
+
 // direct_io 2's inner loop: state_steps (selective_scan.hpp) with B and C as [n][kRow] rows, Bn
 // and Cn at the thread's first state and the block's first step: a state's kJ steps are one
 // 16-byte read (the same address across the warp: a broadcast) instead of 4 states of a step. The
@@ -71,11 +82,7 @@ KOKKOS_FORCEINLINE_FUNCTION void state_steps_by_state(const float* Bn, const flo
                                                       const float (&dt)[kJ], float (&h)[kM], const float (&A2)[kM],
                                                       float (&decay)[kM], float (&y)[kJ]) {
   float dtu[kJ];
-  SCANLAB_UNROLL
-  for (int j = 0; j < kJ; ++j) {
-    y[j] = 0.0f;
-    dtu[j] = dt[j] * x[j];
-  }
+  start_state_steps(x, dt, dtu, y);
   SCANLAB_UNROLL
   for (int i = 0; i < kM; ++i) {
     float bn[kJ], cn[kJ];
@@ -452,7 +459,7 @@ struct ForwardDirect {
         gate_in_place(g, silu_gate);
         v.x *= g[0]; v.y *= g[1]; v.z *= g[2]; v.w *= g[3];
       }
-      store4(p.out + at, v);
+      store4_global(p.out + at, v);
     });
   }
 
