@@ -763,13 +763,6 @@ KOKKOS_FORCEINLINE_FUNCTION void store_walk_end(const Params& p, bool summary, b
   }
 }
 
-// kJ consecutive steps of one thread's kM states (registers), the tiled forwards' inner loop: x and
-// dt of each step in registers, B and C of step j at Bk + j·kBcStep and Ck + j·kBcStep (step-major
-// team tiles; the thread's consecutive states at compile-time offsets, kStateRead-float reads).
-// y[j] is the states' share of step j's output (ascending states); kSummary: no C and no y, the
-// decays' running products instead. kNormal: every decay of these steps is known to be a normal
-// float (exp2_stays_normal), so the flush-to-zero exp2 gives the same bits without the subnormal
-// fix-up.
 // The start of kJ state steps: y zeroed, and dt·u once a step, not once a state (the bound takes
 // dt·B·u in any association): 5 instructions a state-step (MUFU.EX2, its argument's FMUL, B·dtu,
 // the state's FFMA, y's FFMA).
@@ -783,6 +776,13 @@ KOKKOS_FORCEINLINE_FUNCTION void start_state_steps(const float (&x)[kJ], const f
   }
 }
 
+// kJ consecutive steps of one thread's kM states (registers), the tiled forwards' inner loop: x and
+// dt of each step in registers, B and C of step j at Bk + j·kBcStep and Ck + j·kBcStep (step-major
+// team tiles; the thread's consecutive states at compile-time offsets, kStateRead-float reads).
+// y[j] is the states' share of step j's output (ascending states); kSummary: no C and no y, the
+// decays' running products instead. kNormal: every decay of these steps is known to be a normal
+// float (exp2_stays_normal), so the flush-to-zero exp2 gives the same bits without the subnormal
+// fix-up.
 template <int kM, int kJ, int kBcStep, bool kNormal, bool kSummary>
 KOKKOS_FORCEINLINE_FUNCTION void state_steps(const float* Bk, const float* Ck, const float (&x)[kJ],
                                              const float (&dt)[kJ], float (&h)[kM], const float (&A2)[kM],

@@ -511,7 +511,7 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
   else if (direct_io == 2 && state_split != 1)
     why.push_back("direct_io 2 stages one thread's channel a row: it needs state_split 1, got " +
                   std::to_string(state_split));
-  else if (direct_io == 2 && impl == "tiled" && detail::effective_time_tile(p, *this) > detail::direct_staged_bc_row)
+  else if (direct_io == 2 && detail::effective_time_tile(p, *this) > detail::direct_staged_bc_row)
     why.push_back("direct_io 2 keeps a tile's B and C as rows of " + std::to_string(detail::direct_staged_bc_row) +
                   " steps: it needs time_tile <= " + std::to_string(detail::direct_staged_bc_row) + " (or seqlen <= it), got " +
                   std::to_string(time_tile));
