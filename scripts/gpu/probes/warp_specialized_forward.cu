@@ -47,6 +47,7 @@ struct Args {
   const float *u, *delta, *z, *A, *B, *C, *D, *bias;  // u, delta, z, out: [batch][dim][L]; B, C: [batch][N][L]
   float *out, *last;                                  // last: [batch][dim][N]
   int batch, dim, L;
+  int gate;  // the variants' run-time gate kind (0: silu, the only one the check knows)
   int row;  // the row stride of u, delta, z and out (L, or L + padding to test stride aliasing)
 };
 
@@ -397,6 +398,68 @@ __device__ __forceinline__ float4 four_steps(float4 u4, float4 d4, float4 z4, co
   return make_float4(v[0], v[1], v[2], v[3]);
 }
 
+// Session 37: the kernel's features one at a time on P1T32z, to find which costs direct_io 2 its
+// ~1.39x (speed-notes §62-63). kVariant bits: kRangeTest, the exp2 range test of each 4-step walk
+// with two arms (the flush-to-zero exp2 where every product stays normal, the subnormal-keeping
+// one otherwise), as the kernel's walk_steps; kEightSteps, groups of 8 steps (two 16-byte pieces
+// read, 8 softplus, then two 4-step walks, then two stores: the kernel's 8-step block); kGateSwitch,
+// the output phase's gate as the kernel's gate_in_place (silu unrolled where the run-time kind is
+// silu, a switch over the other kinds inlined at every piece).
+enum Variant { kRangeTest = 1, kEightSteps = 2, kGateSwitch = 4 };
+
+template <int T, bool kFtz>
+__device__ __forceinline__ void walk4(const float (&dt)[4], const float (&x)[4], const float* bc, int j0,
+                                      const float (&A2)[kN], float (&h)[kN], float (&y)[4]) {
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    const float4 bb = lds4(bc + n * T + j0), cc = lds4(bc + (kN + n) * T + j0);
+    const float bq[4] = {bb.x, bb.y, bb.z, bb.w}, cq[4] = {cc.x, cc.y, cc.z, cc.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float decay = kFtz ? scanlab::sfu_exp2(dt[j] * A2[n]) : scanlab::sfu_exp2_subnormal(dt[j] * A2[n]);
+      h[n] = decay * h[n] + bq[j] * x[j];
+      y[j] += cq[j] * h[n];
+    }
+  }
+}
+
+// 4 steps from their dt: y + D·u (ungated), the walk with or without the range test.
+template <int T, bool kRange>
+__device__ __forceinline__ float4 walk_group(const float (&dt)[4], const float (&uu)[4], const float* bc, int j0,
+                                             float Dd, const float (&A2)[kN], float A2_max, float (&h)[kN]) {
+  float x[4], y[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    x[j] = dt[j] * uu[j];
+    y[j] = 0.0f;
+  }
+  if (kRange) {
+    const float dt_max = fmaxf(fmaxf(fabsf(dt[0]), fabsf(dt[1])), fmaxf(fabsf(dt[2]), fabsf(dt[3])));
+    if (scanlab::exp2_products_stay_normal(dt_max, A2_max)) walk4<T, true>(dt, x, bc, j0, A2, h, y);
+    else walk4<T, false>(dt, x, bc, j0, A2, h, y);
+  } else {
+    walk4<T, true>(dt, x, bc, j0, A2, h, y);
+  }
+  return make_float4(y[0] + Dd * uu[0], y[1] + Dd * uu[1], y[2] + Dd * uu[2], y[3] + Dd * uu[3]);
+}
+
+// the gate of one value by run-time kind (0 silu, 1 sigmoid, 2 relu, 3 identity)
+__device__ __forceinline__ float gate_by_kind(int kind, float z) {
+  switch (kind) {
+    case 0: return z * scanlab::sigmoid_sfu_f32(z);
+    case 1: return scanlab::sigmoid_sfu_f32(z);
+    case 2: return fmaxf(z, 0.0f);
+    default: return z;
+  }
+}
+__device__ __forceinline__ float4 gate4(float4 v, float4 z, int kind, bool kSwitch) {
+  if (!kSwitch || kind == 0)
+    return make_float4(v.x * (z.x * scanlab::sigmoid_sfu_f32(z.x)), v.y * (z.y * scanlab::sigmoid_sfu_f32(z.y)),
+                       v.z * (z.z * scanlab::sigmoid_sfu_f32(z.z)), v.w * (z.w * scanlab::sigmoid_sfu_f32(z.w)));
+  return make_float4(v.x * gate_by_kind(kind, z.x), v.y * gate_by_kind(kind, z.y), v.z * gate_by_kind(kind, z.z),
+                     v.w * gate_by_kind(kind, z.w));
+}
+
 template <int T>
 struct DirectLayout {
   static constexpr int kRow = T + 4;                      // a lane's 16-byte reads of its row: distinct banks
@@ -490,8 +553,9 @@ __device__ __forceinline__ int swizzled(int row, int q) {
   return row * T + 4 * (q ^ (row & (T / 4 - 1)));
 }
 
-template <int kWarps, int T, bool kZOut = false>
+template <int kWarps, int T, bool kZOut = false, int kVariant = 0>
 __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direct(Args a) {
+  static_assert(kVariant == 0 || kZOut, "the variants are P1T32z's");
   using Lay = PackedLayout<T, kZOut>;
   constexpr int kQ = T / 4, kStage = kWarps * Lay::kIn + Lay::kBc;
   extern __shared__ float4 smem4[];
@@ -524,6 +588,9 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direc
   const int d = d0 + lane;
   float h[kN], A2[kN];
   start_channel(a, d, A2, h);
+  float A2_max = 0.0f;
+#pragma unroll
+  for (int n = 0; n < kN; ++n) A2_max = fmaxf(A2_max, fabsf(A2[n]));
   const float Dd = a.D[d], bias = a.bias[d];
   issue(0);
   for (int k = 0; k < chunks; ++k) {
@@ -543,23 +610,46 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direc
       }
     }
     constexpr int kOut = kZOut ? 1 : 2;  // the rows the outputs go over: delta's, or z's
+    if constexpr (kVariant == 0) {
 #pragma unroll 1
-    for (int j0 = 0; j0 < T; j0 += 4) {
-      const int at = swizzled<T>(lane, j0 / 4);
-      const float4 z4 = kZOut ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : lds4(in + 2 * 32 * T + at);
-      const float4 v = four_steps<T, !kZOut>(lds4(in + at), lds4(in + 32 * T + at), z4, bcs, j0, bias, Dd, A2, h);
-      sts4(in + kOut * 32 * T + at, v);  // over what this lane just read
+      for (int j0 = 0; j0 < T; j0 += 4) {
+        const int at = swizzled<T>(lane, j0 / 4);
+        const float4 z4 = kZOut ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : lds4(in + 2 * 32 * T + at);
+        const float4 v = four_steps<T, !kZOut>(lds4(in + at), lds4(in + 32 * T + at), z4, bcs, j0, bias, Dd, A2, h);
+        sts4(in + kOut * 32 * T + at, v);  // over what this lane just read
+      }
+    } else {
+      constexpr bool kRange = (kVariant & kRangeTest) != 0;
+      constexpr int kG = (kVariant & kEightSteps) ? 8 : 4;
+#pragma unroll 1
+      for (int j0 = 0; j0 < T; j0 += kG) {
+        float uu[kG], dt[kG];
+#pragma unroll
+        for (int q = 0; q < kG / 4; ++q) {
+          const int at = swizzled<T>(lane, j0 / 4 + q);
+          const float4 u4 = lds4(in + at), d4 = lds4(in + 32 * T + at);
+          uu[4 * q] = u4.x; uu[4 * q + 1] = u4.y; uu[4 * q + 2] = u4.z; uu[4 * q + 3] = u4.w;
+          dt[4 * q] = d4.x; dt[4 * q + 1] = d4.y; dt[4 * q + 2] = d4.z; dt[4 * q + 3] = d4.w;
+        }
+#pragma unroll
+        for (int j = 0; j < kG; ++j) dt[j] = scanlab::softplus_sfu_f32(dt[j] + bias);
+        float4 v[kG / 4];
+#pragma unroll
+        for (int q = 0; q < kG / 4; ++q) {
+          const float d4[4] = {dt[4 * q], dt[4 * q + 1], dt[4 * q + 2], dt[4 * q + 3]};
+          const float u4[4] = {uu[4 * q], uu[4 * q + 1], uu[4 * q + 2], uu[4 * q + 3]};
+          v[q] = walk_group<T, kRange>(d4, u4, bcs, j0 + 4 * q, Dd, A2, A2_max, h);
+        }
+#pragma unroll
+        for (int q = 0; q < kG / 4; ++q) sts4(in + kOut * 32 * T + swizzled<T>(lane, j0 / 4 + q), v[q]);
+      }
     }
     __syncwarp();  // the warp's outputs are in
 #pragma unroll
     for (int i = 0; i < kQ; ++i) {
       const int f = 32 * i + lane, row = f / kQ, q = f % kQ;
       float4 v = lds4(in + kOut * 32 * T + swizzled<T>(row, q));
-      if constexpr (kZOut) {
-        const float4 z = zq[i];
-        v = make_float4(v.x * (z.x * scanlab::sigmoid_sfu_f32(z.x)), v.y * (z.y * scanlab::sigmoid_sfu_f32(z.y)),
-                        v.z * (z.z * scanlab::sigmoid_sfu_f32(z.z)), v.w * (z.w * scanlab::sigmoid_sfu_f32(z.w)));
-      }
+      if constexpr (kZOut) v = gate4(v, zq[i], a.gate, (kVariant & kGateSwitch) != 0);
       *reinterpret_cast<float4*>(a.out + rows + size_t(row) * a.row + size_t(k) * T + 4 * q) = v;
     }
   }
@@ -568,14 +658,14 @@ __global__ void __launch_bounds__(32 * kWarps, 256 / (32 * kWarps)) packed_direc
   for (int i = 0; i < kN; ++i) last[i] = h[i];
 }
 
-template <int kWarps, int T, bool kZOut = false>
+template <int kWarps, int T, bool kZOut = false, int kVariant = 0>
 static void run_packed(const char* name, const char* only, const Args& a, const std::vector<float>* host, float* dout,
                        float* dlast) {
   if (only != nullptr && std::strcmp(only, name) != 0) return;
   if (a.dim % (32 * kWarps) != 0 || a.L % T != 0) return;
   const size_t smem = sizeof(float) * PackedLayout<T, kZOut>::template kBlock<kWarps>;
   const int grid = a.batch * a.dim / (32 * kWarps);
-  const auto kernel = packed_direct<kWarps, T, kZOut>;
+  const auto kernel = packed_direct<kWarps, T, kZOut, kVariant>;
   char shape[128];
   describe(kernel, 32 * kWarps, smem, grid, shape);
   measure(name, a, host, dout, dlast, [&] { kernel<<<grid, 32 * kWarps, smem>>>(a); }, true, shape);
@@ -784,6 +874,12 @@ int main(int argc, char** argv) {
   run_packed<1, 32, true>("P1T32z", only, a, host, dout, dlast);
   run_packed<2, 32, true>("P2T32z", only, a, host, dout, dlast);
   run_packed<4, 32, true>("P4T32z", only, a, host, dout, dlast);
+  run_packed<1, 32, true, kRangeTest>("P1T32z-range", only, a, host, dout, dlast);
+  run_packed<1, 32, true, kEightSteps>("P1T32z-eight", only, a, host, dout, dlast);
+  run_packed<1, 32, true, kGateSwitch>("P1T32z-gate", only, a, host, dout, dlast);
+  run_packed<1, 32, true, kRangeTest | kEightSteps>("P1T32z-range-eight", only, a, host, dout, dlast);
+  run_packed<1, 32, true, kRangeTest | kEightSteps | kGateSwitch>("P1T32z-all", only, a, host, dout, dlast);
+  run_packed<1, 32, true>("P1T32z", only, a, host, dout, dlast);  // again: order effects
   run<2, 2, 8>("W2P2T8", only, a, host, dout, dlast);
   run<4, 4, 8, kIdlePrep>("W4P4T8-idleprep", only, a, host, dout, dlast);
   run<4, 4, 8, kNoMufu>("W4P4T8-nomufu", only, a, host, dout, dlast);
