@@ -48,7 +48,7 @@
 // host), a block's loads are two 16-byte accesses a tensor (one with two threads) from a 32-bit
 // step offset; elsewhere (state_space_v1's time-major layout) one access a step, still
 // coalesced across the warp's channels. The exp2 range test that picks the flush-to-zero exp2 is
-// one product a half block (exp2_products_stay_normal).
+// one product a block (exp2_products_stay_normal).
 #pragma once
 
 #include "l1_carveout.hpp"
@@ -347,8 +347,8 @@ struct ForwardDirect {
   // row arithmetic a piece made direct_io 2 issue-bound: speed-notes §61). Other tiles (a short last
   // tile, other time_tile) divide as they go.
   static constexpr int kPiecesFixed = 8, kFixedPerThread = 8;
-  // z pieces a thread reads as a tile begins, for the tile's store (a fixed tile: all 8, 32
-  // registers); later pieces (other tiles) are read at the store.
+  // z pieces a thread reads as a tile begins, for the tile's store: all of them (at most 8, 32
+  // registers).
   static constexpr int kZAhead = kStagedRows ? kFixedPerThread : 1;
   struct ZAhead {
     streaming::Float4 z[kZAhead];
@@ -374,7 +374,8 @@ struct ForwardDirect {
     return p.seq(b, d0 + g / pieces, 0) + t0 + 4 * (g % pieces);
   }
   // Calls f(i, global offset, row, piece) for each of this thread's pieces of the tile, either
-  // assignment (i: the piece's index among the thread's, kZAhead for any past the ZAhead ones).
+  // assignment (i < kZAhead: the piece's index among the thread's; a tile of at most 32 steps has
+  // at most rows · 8 <= team_size · kZAhead pieces, so no thread has more).
   template <class F>
   KOKKOS_FORCEINLINE_FUNCTION void for_each_staged_piece(const Member& team, const StagedPass& sp, index_t b,
                                                          index_t d0, int rows, int t0, int len, const F& f) const {
@@ -387,7 +388,7 @@ struct ForwardDirect {
       }
       return;
     }
-    // (the first kZAhead at compile-time indices, so that ZAhead stays in registers)
+    // (at compile-time indices, so that ZAhead stays in registers)
     const int pieces = len / 4, total = rows * pieces;  // kVec: len is a multiple of 4
     const int rank = team.team_rank(), size = team.team_size();
     SCANLAB_UNROLL
@@ -395,7 +396,6 @@ struct ForwardDirect {
       const int g = rank + i * size;
       if (g < total) f(i, piece_at(b, d0, g, pieces, t0), g / pieces, g % pieces);
     }
-    for (int g = rank + kZAhead * size; g < total; g += size) f(kZAhead, piece_at(b, d0, g, pieces, t0), g / pieces, g % pieces);
   }
 
   // The tile's copies, one group: B and C of steps [t0, t0 + len) and, with kStagedRows, the rows of
@@ -425,8 +425,7 @@ struct ForwardDirect {
       const streaming::Float4 u4 = load4(set + s.u + at), d4 = load4(set + s.dt + at);
       b.x[4 * q] = u4.x; b.x[4 * q + 1] = u4.y; b.x[4 * q + 2] = u4.z; b.x[4 * q + 3] = u4.w;
       b.raw[4 * q] = d4.x; b.raw[4 * q + 1] = d4.y; b.raw[4 * q + 2] = d4.z; b.raw[4 * q + 3] = d4.w;
-      b.z[4 * q] = b.z[4 * q + 1] = b.z[4 * q + 2] = b.z[4 * q + 3] = 0.0f;  // gated at the tile's store
-    }
+    }  // (b.z unused: gated at the tile's store)
   }
 
   // kStagedRows: the ungated outputs of those steps over the raw delta they came from.
@@ -446,21 +445,29 @@ struct ForwardDirect {
   }
 
   // kStagedRows, after the team's barrier: the tile's outputs from scratch to the rows, gated,
-  // the pieces as the copies came in.
+  // the pieces as the copies came in. The gate's kind is decided once a tile, each kind's loop
+  // apart: the kind's switch inlined at each of the 17 pieces' stores spread the silu loop over
+  // ~6 KB of code a piece (no_instruction 0.40 cycles an instruction at the anchor, speed-notes §62).
   KOKKOS_INLINE_FUNCTION void store_staged_tile(const Member& team, const StagedPass& sp, const float* set, index_t b,
                                                 index_t d0, int rows, int t0, int len, bool silu_gate,
                                                 const ZAhead& za) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int row, int q) {
-      streaming::Float4 v = load4(set + s.dt + staged_at(row, q, int(s.row)));
-      if (p.has_z) {
-        const streaming::Float4 z4 = i < kZAhead ? za.z[i] : device_math::load4_row_readonly(p.z + at);
-        float g[4] = {z4.x, z4.y, z4.z, z4.w};
-        gate_in_place(g, silu_gate);
-        v.x *= g[0]; v.y *= g[1]; v.z *= g[2]; v.w *= g[3];
-      }
-      store4_global(p.out + at, v);
-    });
+    const auto store_pieces = [&](const auto gate, const bool gated) {
+      for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int row, int q) {
+        streaming::Float4 v = load4(set + s.dt + staged_at(row, q, int(s.row)));
+        if (gated) {
+          constexpr GateActivation kind = decltype(gate)::value;
+          v.x *= Act::gate(kind, za.z[i].x).act;
+          v.y *= Act::gate(kind, za.z[i].y).act;
+          v.z *= Act::gate(kind, za.z[i].z).act;
+          v.w *= Act::gate(kind, za.z[i].w).act;
+        }
+        store4_global(p.out + at, v);
+      });
+    };
+    if (!p.has_z) store_pieces(GateKind<GateActivation::identity>(), false);
+    else if (silu_gate) store_pieces(GateKind<GateActivation::silu>(), true);
+    else with_gate_kind(p.gate, [&](const auto gate) { store_pieces(gate, true); });
   }
 
   // kJ steps of the thread's states, B and C of the first at Bk and Ck (either layout).
@@ -470,6 +477,22 @@ struct ForwardDirect {
                                                      float (&decay)[kM], float (&y)[kJ]) {
     if constexpr (kStagedRows) state_steps_by_state<kM, kJ, direct_staged_bc_row, kNormal, kSummary>(Bk, Ck, x, dt, h, A2, decay, y);
     else state_steps<kM, kJ, kBcStep, kNormal, kSummary>(Bk, Ck, x, dt, h, A2, decay, y);
+  }
+
+  // A whole block's kBlock steps in halves of 4 (the unrolled body of session 17's blocks).
+  template <bool kNormal>
+  KOKKOS_FORCEINLINE_FUNCTION static void walk_block(const float* Bk, const float* Ck, const float (&x)[kBlock],
+                                                     const float (&dt)[kBlock], float (&h)[kM], const float (&A2)[kM],
+                                                     float (&decay)[kM], float (&y)[kBlock]) {
+    SCANLAB_UNROLL
+    for (int half = 0; half < kBlock / 4; ++half) {
+      const float x4[4] = {x[4 * half], x[4 * half + 1], x[4 * half + 2], x[4 * half + 3]};
+      const float dt4[4] = {dt[4 * half], dt[4 * half + 1], dt[4 * half + 2], dt[4 * half + 3]};
+      float y4[4];
+      walk_steps<4, kNormal>(Bk + 4 * half * kStepStride, Ck + 4 * half * kStepStride, x4, dt4, h, A2, decay, y4);
+      SCANLAB_UNROLL
+      for (int j = 0; j < 4; ++j) y[4 * half + j] = y4[j];
+    }
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -565,24 +588,15 @@ struct ForwardDirect {
             const float* const Bk = B_tile + k * kStepStride;
             const float* const Ck = C_tile + k * kStepStride;
             if (n == kBlock && next_save >= t + kBlock) {
-              // in halves of 4 steps (the unrolled body of session 17's blocks); each half's
-              // largest |dt| decides whether any decay can leave the normal range (almost never:
-              // then it keeps subnormals for that half)
+              // the block's largest |dt| decides whether any decay can leave the normal range
+              // (almost never: then it keeps subnormals for the block); one test a block, so that
+              // each arm's walk of kBlock steps is one basic block for the scheduler (a test a
+              // half of 4 steps: speed-notes §63)
+              float dt_max = 0.0f;
               SCANLAB_UNROLL
-              for (int half = 0; half < kBlock / 4; ++half) {
-                const float x4[4] = {x[4 * half], x[4 * half + 1], x[4 * half + 2], x[4 * half + 3]};
-                const float dt4[4] = {dt[4 * half], dt[4 * half + 1], dt[4 * half + 2], dt[4 * half + 3]};
-                const float dt_max = fmaxf(fmaxf(fabsf(dt4[0]), fabsf(dt4[1])), fmaxf(fabsf(dt4[2]), fabsf(dt4[3])));
-                const float* const Bh = Bk + 4 * half * kStepStride;
-                const float* const Ch = Ck + 4 * half * kStepStride;
-                float y4[4];
-                if (exp2_products_stay_normal(dt_max, A2_max))
-                  walk_steps<4, true>(Bh, Ch, x4, dt4, h, A2, decay, y4);
-                else
-                  walk_steps<4, false>(Bh, Ch, x4, dt4, h, A2, decay, y4);
-                SCANLAB_UNROLL
-                for (int j = 0; j < 4; ++j) y[4 * half + j] = y4[j];
-              }
+              for (int j = 0; j < kBlock; ++j) dt_max = fmaxf(dt_max, fabsf(dt[j]));
+              if (exp2_products_stay_normal(dt_max, A2_max)) walk_block<true>(Bk, Ck, x, dt, h, A2, decay, y);
+              else walk_block<false>(Bk, Ck, x, dt, h, A2, decay, y);
             } else {  // a short block (the sequence's or a tile's end) or a chunk start inside it
               SCANLAB_UNROLL
               for (int j = 0; j < kBlock; ++j) {
