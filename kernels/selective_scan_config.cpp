@@ -281,7 +281,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "direct_io: tiled's forward with each thread moving its own channel's u, delta, z and output in registers, "
       "only B, C through team tiles (1; needs state_split 1, 2 or 4), or everything through team tiles (0), or "
       "one thread a channel walking rows of u and delta the team copies into scratch, its outputs leaving "
-      "through them (2; state_split 1; as 1 where rows are not 16-byte runs); 0 otherwise",
+      "through them (2; state_split 1, dstate_static to 32, time_tile to 32; as 1 where rows are not 16-byte "
+      "runs); 0 otherwise",
   };
 }
 
@@ -515,6 +516,10 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("direct_io 2 keeps a tile's B and C as rows of " + std::to_string(detail::direct_staged_bc_row) +
                   " steps: it needs time_tile <= " + std::to_string(detail::direct_staged_bc_row) + " (or seqlen <= it), got " +
                   std::to_string(time_tile));
+  else if (direct_io == 2 && dstate_static > detail::direct_staged_max_dstate)
+    why.push_back("direct_io 2 is compiled to dstate_static " + std::to_string(detail::direct_staged_max_dstate) +
+                  " (beyond it its tiles pass the 40 KB of team scratch a team gets on cuda), got " +
+                  std::to_string(dstate_static));
   else if (direct_io != 0 && p.seqlen > INT_MAX)
     why.push_back("direct_io counts a channel's steps in 32 bits: seqlen must be below 2^31, got " +
                   std::to_string(p.seqlen));

@@ -252,6 +252,10 @@ constexpr std::int64_t direct_staged_row_stride(std::int64_t time_tile) { return
 // direct_io 2's B and C tiles: [n][k] rows of this many steps (a compile-time stride in the kernel,
 // so a state's 4 steps are one 16-byte read at an immediate offset); its tiles are at most as long.
 constexpr int direct_staged_bc_row = 32;
+// The widest dstate_static direct_io 2 is compiled for: at 64 its B and C rows (32 steps of 64
+// states, 16 KB) and a warp's rows of u and delta pass the 40 KB of team scratch Kokkos 3.4 gives a
+// team on CUDA, so those instantiations (a quarter of its code) could never run there.
+constexpr int direct_staged_max_dstate = 32;
 // "tiled"'s forward: the input buffers (team_size / state_split rows) and one tile [thread][k]
 // of the threads' shares of y (row stride in.row). The base is aligned to 16 bytes inside the
 // request (`total` includes the slack).

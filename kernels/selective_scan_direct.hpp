@@ -655,7 +655,7 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
   auto launch = [&](auto dstate, auto split, auto sfu, auto vec, auto staged) {
     constexpr int kN = decltype(dstate)::value, kS = decltype(split)::value;
     constexpr bool kStaged = decltype(staged)::value;
-    if constexpr (kN > 0 && kS <= 4 && kN % kS == 0 && (!kStaged || kS == 1)) {
+    if constexpr (kN > 0 && kS <= 4 && kN % kS == 0 && (!kStaged || (kS == 1 && kN <= direct_staged_max_dstate))) {
       constexpr bool kSfu = decltype(sfu)::value, kVec = decltype(vec)::value;
       constexpr int kWarpsPerSm = kS == 1 ? 8 : 16;  // what DirectForwardBounds<kS> leaves room for
       auto run = [&](const char* label, index_t league, auto functor) {
@@ -681,7 +681,8 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
       }
     } else {  // invalid_reason() refuses it first; a clear error all the same
       throw std::invalid_argument(
-          "selective_scan direct_io: needs a state_split of 1, 2 or 4 dividing dstate_static (1 with direct_io 2)");
+          "selective_scan direct_io: needs a state_split of 1, 2 or 4 dividing dstate_static (1 with direct_io 2, "
+          "and dstate_static at most " + std::to_string(direct_staged_max_dstate) + ")");
     }
   };
   // direct_io 2 stages whole 16-byte runs: where the rows are not (state_space_v1's time-major

@@ -790,6 +790,10 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.state_split = 1; c.channels_per_team = c.team_size = 32; EXPECT_EQ(reason(c, BackendKind::cuda), "");
     c.fwd_time_segments = 2; EXPECT_EQ(reason(c, BackendKind::cuda), "");  // in time segments too
     c.direct_io = 2; EXPECT_EQ(reason(c, BackendKind::cuda), "");  // rows staged: one thread a channel
+    { SelectiveScanProblem wide = p; wide.dstate = 64; auto w = c; w.dstate_static = 64;  // not compiled past 32
+      for (BackendKind b : {BackendKind::serial, BackendKind::cuda})
+        EXPECT_TRUE(contains(w.invalid_reason(wide, b), "direct_io 2 is compiled to dstate_static 32 (beyond it its tiles "
+                                                        "pass the 40 KB of team scratch a team gets on cuda), got 64")); }
     c.time_tile = 64; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "direct_io 2 keeps a tile's B and C as rows of 32 steps: it needs time_tile <= 32 (or seqlen <= it), got 64"));
     c.time_tile = 32;
     c.state_split = 2; c.team_size = 64; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "direct_io 2 stages one thread's channel a row: it needs state_split 1, got 2"));
