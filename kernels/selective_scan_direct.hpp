@@ -445,9 +445,9 @@ struct ForwardDirect {
   }
 
   // kStagedRows, after the team's barrier: the tile's outputs from scratch to the rows, gated,
-  // the pieces as the copies came in. The gate's kind is decided once a tile, each kind's loop
-  // apart: the kind's switch inlined at each of the 17 pieces' stores spread the silu loop over
-  // ~6 KB of code a piece (no_instruction 0.40 cycles an instruction at the anchor, speed-notes §62).
+  // the pieces as the copies came in. The gate's kind is chosen once a tile here, but nvcc sinks
+  // the switch back into each piece (the SASS has a switch a piece either way, ~6 KB of code a
+  // piece; speed-notes §64); the branch s37-silu-store compiles silu alone in (not measured).
   KOKKOS_INLINE_FUNCTION void store_staged_tile(const Member& team, const StagedPass& sp, const float* set, index_t b,
                                                 index_t d0, int rows, int t0, int len, bool silu_gate,
                                                 const ZAhead& za) const {
