@@ -367,46 +367,8 @@ __device__ __forceinline__ void start_channel(const Args& a, int d, float (&A2)[
   }
 }
 
-// Four steps j0..j0+3 of one channel from its raw u, delta and z: dt, the 16 states (h), and the
-// outputs (y + D·u)·silu(z) (kGate; y + D·u without it, z unused). B and C of the chunk at bc
-// ([tensor][n][T], four steps a read).
-template <int T, bool kGate = true>
-__device__ __forceinline__ float4 four_steps(float4 u4, float4 d4, float4 z4, const float* bc, int j0, float bias,
-                                             float Dd, const float (&A2)[kN], float (&h)[kN]) {
-  const float uu[4] = {u4.x, u4.y, u4.z, u4.w}, dd[4] = {d4.x, d4.y, d4.z, d4.w}, zz[4] = {z4.x, z4.y, z4.z, z4.w};
-  float dt[4], x[4], y[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    dt[j] = scanlab::softplus_sfu_f32(dd[j] + bias);
-    x[j] = dt[j] * uu[j];
-    y[j] = 0.0f;
-  }
-#pragma unroll
-  for (int n = 0; n < kN; ++n) {
-    const float4 bb = lds4(bc + n * T + j0), cc = lds4(bc + (kN + n) * T + j0);
-    const float bq[4] = {bb.x, bb.y, bb.z, bb.w}, cq[4] = {cc.x, cc.y, cc.z, cc.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float decay = scanlab::sfu_exp2(dt[j] * A2[n]);
-      h[n] = decay * h[n] + bq[j] * x[j];
-      y[j] += cq[j] * h[n];
-    }
-  }
-  float v[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) v[j] = kGate ? (y[j] + Dd * uu[j]) * (zz[j] * scanlab::sigmoid_sfu_f32(zz[j])) : y[j] + Dd * uu[j];
-  return make_float4(v[0], v[1], v[2], v[3]);
-}
-
-// Session 37: the kernel's features one at a time on P1T32z, to find which costs direct_io 2 its
-// ~1.39x (speed-notes §62-63). kVariant bits: kRangeTest, the exp2 range test of each 4-step walk
-// with two arms (the flush-to-zero exp2 where every product stays normal, the subnormal-keeping
-// one otherwise), as the kernel's walk_steps; kEightSteps, groups of 8 steps (two 16-byte pieces
-// read, 8 softplus, then two 4-step walks, then two stores: the kernel's 8-step block); kGateSwitch,
-// the output phase's gate as the kernel's gate_in_place (silu unrolled where the run-time kind is
-// silu, a switch over the other kinds inlined at every piece).
-enum Variant { kRangeTest = 1, kEightSteps = 2, kGateSwitch = 4 };
-
+// 4 steps of one channel's kN states from dt and dt·u, B and C of the chunk at bc ([tensor][n][T],
+// four steps a read); kFtz: the flush-to-zero exp2, else the subnormal-keeping one.
 template <int T, bool kFtz>
 __device__ __forceinline__ void walk4(const float (&dt)[4], const float (&x)[4], const float* bc, int j0,
                                       const float (&A2)[kN], float (&h)[kN], float (&y)[4]) {
@@ -422,6 +384,36 @@ __device__ __forceinline__ void walk4(const float (&dt)[4], const float (&x)[4],
     }
   }
 }
+
+// Four steps j0..j0+3 of one channel from its raw u, delta and z: dt, the 16 states (h), and the
+// outputs (y + D·u)·silu(z) (kGate; y + D·u without it, z unused). B and C of the chunk at bc
+// ([tensor][n][T], four steps a read).
+template <int T, bool kGate = true>
+__device__ __forceinline__ float4 four_steps(float4 u4, float4 d4, float4 z4, const float* bc, int j0, float bias,
+                                             float Dd, const float (&A2)[kN], float (&h)[kN]) {
+  const float uu[4] = {u4.x, u4.y, u4.z, u4.w}, dd[4] = {d4.x, d4.y, d4.z, d4.w}, zz[4] = {z4.x, z4.y, z4.z, z4.w};
+  float dt[4], x[4], y[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    dt[j] = scanlab::softplus_sfu_f32(dd[j] + bias);
+    x[j] = dt[j] * uu[j];
+    y[j] = 0.0f;
+  }
+  walk4<T, true>(dt, x, bc, j0, A2, h, y);
+  float v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = kGate ? (y[j] + Dd * uu[j]) * (zz[j] * scanlab::sigmoid_sfu_f32(zz[j])) : y[j] + Dd * uu[j];
+  return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+// Session 37: the kernel's features one at a time on P1T32z, to find which costs direct_io 2 its
+// ~1.39x (speed-notes §62-63). kVariant bits: kRangeTest, the exp2 range test of each 4-step walk
+// with two arms (the flush-to-zero exp2 where every product stays normal, the subnormal-keeping
+// one otherwise), as the kernel's walk_steps; kEightSteps, groups of 8 steps (two 16-byte pieces
+// read, 8 softplus, then two 4-step walks, then two stores: the kernel's 8-step block); kGateSwitch,
+// the output phase's gate as the kernel's gate_in_place (silu unrolled where the run-time kind is
+// silu, a switch over the other kinds inlined at every piece).
+enum Variant { kRangeTest = 1, kEightSteps = 2, kGateSwitch = 4 };
 
 // 4 steps from their dt: y + D·u (ungated), the walk with or without the range test.
 template <int T, bool kRange>
