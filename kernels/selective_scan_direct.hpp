@@ -445,29 +445,22 @@ struct ForwardDirect {
   }
 
   // kStagedRows, after the team's barrier: the tile's outputs from scratch to the rows, gated,
-  // the pieces as the copies came in. The gate's kind is chosen once a tile here, but nvcc sinks
-  // the switch back into each piece (the SASS has a switch a piece either way, ~6 KB of code a
-  // piece; speed-notes §64); the branch s37-silu-store compiles silu alone in (not measured).
+  // the pieces as the copies came in. (gate_in_place's switch over the other gate kinds is inlined
+  // at each piece, ~6 KB of code a piece; choosing the kind once a tile compiled to the same SASS,
+  // speed-notes §64; the branch s37-silu-store compiles silu alone in, not measured.)
   KOKKOS_INLINE_FUNCTION void store_staged_tile(const Member& team, const StagedPass& sp, const float* set, index_t b,
                                                 index_t d0, int rows, int t0, int len, bool silu_gate,
                                                 const ZAhead& za) const {
     const TileBuffers& s = p.tiled_scratch.in;
-    const auto store_pieces = [&](const auto gate, const bool gated) {
-      for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int row, int q) {
-        streaming::Float4 v = load4(set + s.dt + staged_at(row, q, int(s.row)));
-        if (gated) {
-          constexpr GateActivation kind = decltype(gate)::value;
-          v.x *= Act::gate(kind, za.z[i].x).act;
-          v.y *= Act::gate(kind, za.z[i].y).act;
-          v.z *= Act::gate(kind, za.z[i].z).act;
-          v.w *= Act::gate(kind, za.z[i].w).act;
-        }
-        store4_global(p.out + at, v);
-      });
-    };
-    if (!p.has_z) store_pieces(GateKind<GateActivation::identity>(), false);
-    else if (silu_gate) store_pieces(GateKind<GateActivation::silu>(), true);
-    else with_gate_kind(p.gate, [&](const auto gate) { store_pieces(gate, true); });
+    for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int row, int q) {
+      streaming::Float4 v = load4(set + s.dt + staged_at(row, q, int(s.row)));
+      if (p.has_z) {
+        float g[4] = {za.z[i].x, za.z[i].y, za.z[i].z, za.z[i].w};
+        gate_in_place(g, silu_gate);
+        v.x *= g[0]; v.y *= g[1]; v.z *= g[2]; v.w *= g[3];
+      }
+      store4_global(p.out + at, v);
+    });
   }
 
   // kJ steps of the thread's states, B and C of the first at Bk and Ck (either layout).
