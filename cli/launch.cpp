@@ -132,9 +132,12 @@ void fault_point(const LaunchWorld& world, const std::string& point) {
   if (!kill_rank || std::atoi(kill_rank) != world.rank) return;
   const char* at = env("SCANLAB_FAULT_POINT");
   if (point != (at ? at : "after_first_case")) return;
-  std::fprintf(stderr, "rank %d: SCANLAB_FAULT_KILL_RANK: killing myself at %s\n", world.rank, point.c_str());
+  const char* signal_text = env("SCANLAB_FAULT_SIGNAL");
+  const int signal = signal_text ? std::atoi(signal_text) : SIGKILL;
+  std::fprintf(stderr, "rank %d: SCANLAB_FAULT_KILL_RANK: killing myself at %s (signal %d)\n", world.rank, point.c_str(),
+               signal);
   std::fflush(stderr);
-  ::kill(::getpid(), SIGKILL);
+  ::kill(::getpid(), signal);
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

@@ -39,8 +39,9 @@ int bound_device_id();
 std::vector<int> wait_for_rank_files(const std::vector<std::string>& paths, double timeout_s, const std::string& what);
 
 // Test hook (fault injection, documented in README): SCANLAB_FAULT_KILL_RANK=R makes rank R
-// kill itself with SIGKILL at the first call with `point` = SCANLAB_FAULT_POINT (default
-// "after_first_case"), as an out-of-memory kill would.
+// kill itself with SIGKILL (or signal SCANLAB_FAULT_SIGNAL, e.g. 11 for a segmentation fault) at
+// the first call with `point` = SCANLAB_FAULT_POINT (default "after_first_case"), as an
+// out-of-memory kill would.
 void fault_point(const LaunchWorld& world, const std::string& point);
 
 // Writes text to path through a temporary file and a rename, so a reader never sees half a file.

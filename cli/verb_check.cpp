@@ -3,6 +3,7 @@
 // generators (properties/generators.hpp), under RapidCheck so that a failure is shrunk to a minimal
 // case, saved as a case directory and printed with its replay and reproduce lines.
 #include <CLI/CLI.hpp>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +44,62 @@ struct CheckOptions {
   std::int64_t max_size = 4000;
   std::string command_line;  // to repeat in the reproduce line
   std::string progress_prefix;  // "rank 1/4: " under mpirun/srun
+  LaunchWorld world;            // for the fault-injection hook's rank
+};
+
+// The case check is evaluating, written to disk before it runs, so that a crash (a segmentation
+// fault in a kernel's host code, an abort) leaves it behind to replay, named on stderr by a signal
+// handler; session 37's seed-372 fault on CUDA left nothing. Removed when check ends normally.
+class InflightCase {
+ public:
+  InflightCase(const std::string& op, const Backend& backend, std::uint64_t seed)
+      : dir_(failure_root() + "/check-" + op + "-inflight-" + std::to_string(::getpid())),
+        note_("the case `scanlab check " + op + " --seed " + std::to_string(seed) + " --backend '" + backend.name() +
+              "'` was running when the process died"),
+        backend_(backend.name()),
+        root_existed_(std::filesystem::exists(failure_root())) {
+    // Built here: the handler may only write(2) what is already in memory.
+    message_ = "\nscanlab check: crashed in a case; the case it was running is saved: " + dir_ +
+               "\nreplay: scanlab replay " + dir_ + " --backend '" + backend_ + "'\n";
+    message_pointer_ = message_.c_str();
+    message_size_ = message_.size();
+    struct sigaction action {};
+    action.sa_handler = on_crash;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;  // the second delivery (re-raised below) takes the default action
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &previous_[i]);
+  }
+  ~InflightCase() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &previous_[i], nullptr);
+    saved_ = 0;
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    if (!root_existed_) std::filesystem::remove(failure_root(), ignored);  // only if empty
+  }
+  InflightCase(const InflightCase&) = delete;
+  InflightCase& operator=(const InflightCase&) = delete;
+
+  void save(io::Case c, const nlohmann::json& config, int case_number) {
+    saved_ = 0;
+    std::filesystem::remove_all(dir_);
+    c.options["note"] = note_ + " (case " + std::to_string(case_number) + " of the run, shrinking steps counted)";
+    save_case_dir(dir_, c, config);
+    saved_ = 1;
+  }
+
+ private:
+  static constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  static void on_crash(int signal) {
+    if (saved_ && ::write(2, message_pointer_, message_size_) < 0) {
+    }
+    ::raise(signal);  // SA_RESETHAND: the default action now, the shell's "Segmentation fault"
+  }
+  static inline const char* message_pointer_ = nullptr;
+  static inline std::size_t message_size_ = 0;
+  static inline volatile sig_atomic_t saved_ = 0;
+  std::string dir_, note_, backend_, message_;
+  bool root_existed_;
+  struct sigaction previous_[std::size(kSignals)] {};
 };
 
 // What one case contributed, committed only when RapidCheck counts the case as a success of the
@@ -276,6 +333,8 @@ CheckResult check_op(CheckOptions& o) {
     count_skip_reasons(skip_reasons, e.what());
     RC_DISCARD(e.what());
   };
+  InflightCase inflight(o.op, o.backend, o.seed);
+  int evaluated = 0;  // cases evaluated, shrinking steps and discarded ones included
   auto property = [&] {
     const GeneratedCase<P> gc = *gen_case<P>(request);
     const P& p = gc.problem;
@@ -284,6 +343,7 @@ CheckResult check_op(CheckOptions& o) {
     stats.backward = p.with_backward;
     FailureRecord record{as_case<T>(p, gc.inputs), nullptr, o.backend.name(), {}, "", property_name};
     TensorMap got;
+    ++evaluated;
     try {
       if (o.backend.is_kokkos()) {
         typename T::Config config;
@@ -309,8 +369,12 @@ CheckResult check_op(CheckOptions& o) {
         for (const auto& axis : T::config_axes())
           if (axis.specialisation && record.config.contains(axis.field))
             stats.tags.push_back("config:" + axis.field + "=" + record.config[axis.field].dump());
+        inflight.save(record.c, record.config, evaluated);
+        fault_point(o.world, "check_case_" + std::to_string(evaluated));
         got = T::run(p, gc.inputs, o.backend.kind, config);
       } else {
+        inflight.save(record.c, nullptr, evaluated);
+        fault_point(o.world, "check_case_" + std::to_string(evaluated));
         got = run_problem<T>(p, gc.inputs, o.backend).outputs;
       }
     } catch (const ExecUnsupported& e) {
@@ -412,7 +476,10 @@ int check_verb(int argc, char** argv) {
                "by RapidCheck to a minimal one and saved as a case directory under $SCANLAB_FAILURE_DIR (default "
                "build/failures/), with the `scanlab replay` "
                "line and an RC_PARAMS=\"reproduce=...\" line that repeats this exact case (with the same flags). "
-               "An exec implementation that exits with status 3 (no equivalent of the case) has that case skipped "
+               "Each case is written under $SCANLAB_FAILURE_DIR before it runs, so a crash (a segmentation fault, "
+               "an abort) leaves the case it was running, named on stderr with its replay line; a check that ends "
+               "normally removes it. An exec implementation that exits with status 3 (no equivalent of the case) "
+               "has that case skipped "
                "and counted in the summary. Exit status: 0 pass, 1 a failing case, 2 a usage error.",
                "scanlab check"};
   CheckOptions o;
@@ -469,6 +536,7 @@ int check_verb(int argc, char** argv) {
     }
   }
   const LaunchWorld world = detect_launch_world();
+  o.world = world;
   const std::uint64_t base_seed = o.seed;
   if (world.distributed()) {
     // Each rank fuzzes its own seed, so K ranks run K x --cases distinct cases; a failure's

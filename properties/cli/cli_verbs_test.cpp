@@ -4,6 +4,7 @@
 // scripts/exec_example is fuzzed by properties/cli/exec_example_test.sh.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <regex>
 
 #include "cli/case_runner.hpp"
@@ -300,6 +301,32 @@ TEST(CliCheck, SaysWhenNoCaseRanTheBackward) {
   EXPECT_NE(r.out.find("warning: no passing case ran the backward"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the most frequent reasons (a case can have several):\n  "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("x bwd_team_size 32 exceeds serial's limit of "), std::string::npos) << "the reason, counted:\n" << r.out;
+}
+
+// A crash inside a case (here a segmentation fault injected before the third case runs) leaves
+// that case on disk, named on stderr, and the saved case replays; a check that ends normally
+// leaves nothing behind.
+TEST(CliCheck, ACrashLeavesTheCaseItWasRunning) {
+  const fs::path root = scratch_dir("inflight") / "failures";
+  const std::string root_env = "SCANLAB_FAILURE_DIR=" + root.string();
+  auto r = run_cli({"check", "selective_scan", "--cases", "10", "--seed", "7", "--backend", "serial"},
+                   {root_env, "SCANLAB_FAULT_KILL_RANK=0", "SCANLAB_FAULT_POINT=check_case_3", "SCANLAB_FAULT_SIGNAL=11"});
+  ASSERT_EQ(r.code, 128 + SIGSEGV) << describe(r);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("the case it was running is saved: (\\S+)\n"))) << r.err;
+  const fs::path dir = m[1].str();
+  EXPECT_EQ(dir.parent_path(), root) << r.err;
+  ASSERT_TRUE(fs::exists(dir / "case.json")) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "config.json")) << "the config it ran with";
+  EXPECT_NE(read_file(dir / "case.json").find("case 3 of the run"), std::string::npos) << read_file(dir / "case.json");
+  EXPECT_NE(r.err.find("replay: scanlab replay " + dir.string() + " --backend 'serial'"), std::string::npos) << r.err;
+  auto replay = run_cli({"replay", dir.string(), "--backend", "serial"});
+  EXPECT_EQ(replay.code, 0) << describe(replay);
+
+  fs::remove_all(root);
+  r = run_cli({"check", "selective_scan", "--cases", "5", "--seed", "7", "--backend", "serial"}, {root_env});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  EXPECT_FALSE(fs::exists(root)) << "a passing check left its in-flight case (or the folder) behind";
 }
 
 TEST(CliCheck, UsageErrorsExitTwo) {
