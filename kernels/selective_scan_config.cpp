@@ -10,6 +10,12 @@
 #include <utility>
 
 namespace scanlab::kernels {
+namespace {
+// The most level-1 team scratch a config may have Kokkos allocate (all resident teams together):
+// a fixed cap, not the device's memory, so a config valid on the host's nominal CUDA limits is
+// valid on every GPU. The largest any heuristic config takes is far below it.
+constexpr std::int64_t level1_scratch_total_max_bytes = std::int64_t(8) << 30;
+}  // namespace
 
 namespace detail {
 
@@ -263,7 +269,8 @@ std::vector<std::string> selective_scan_config_fields() {
       "chunk_len: steps per chunk: backward recompute unit (state saved per chunk) and chunked's parallel unit",
       "bwd_channels_per_team: backward channels per team (per-step dB, dC summed in the team first)",
       "bwd_team_size: backward threads per team (divides bwd_channels_per_team)",
-      "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory)",
+      "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory, which Kokkos allocates "
+      "for every team that can be resident and keeps: at most 8 GiB in all)",
       "state_split: tiled forward threads per channel, 1, 2 or 4 (each holds dstate/state_split states); 1 otherwise",
       "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
       "bwd_state_interleave: tiled backward states a thread walks together, 1, 2 or 4 (needs bwd_state_split 1 and "
@@ -282,7 +289,7 @@ std::vector<std::string> selective_scan_config_fields() {
       "only B, C through team tiles (1; needs state_split 1, 2 or 4), or everything through team tiles (0), or "
       "one thread a channel walking rows of u and delta the team copies into scratch, its outputs leaving "
       "through them (2; state_split 1, dstate_static to 32, time_tile to 32; as 1 where rows are not 16-byte "
-      "runs); 0 otherwise",
+      "runs or the gate is not silu); 0 otherwise",
   };
 }
 
@@ -556,8 +563,32 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
                       " offers " + std::to_string(max_scratch) + " at level " + std::to_string(scratch_level) +
                       " (fewer channels per team, a shorter time_tile/chunk_len or scratch_level 1)");
     };
-    check_scratch("the forward", detail::forward_scratch_floats(p, *this));
-    if (p.with_backward) check_scratch("the backward", detail::backward_scratch_floats(p, *this));
+    // Level 1 is allocated by Kokkos for every team that can be resident at once (CUDA:
+    // concurrency / team size; a host thread holds a team's) and kept for the process's life. A
+    // fuzzed config with teams of 2 asked for ~80 GB on an H100: cudaMalloc failed, and Kokkos 3.4
+    // records the new size before the allocation, so the check segfaulted (session 38).
+    auto check_level1_total = [&](const char* kernel, std::int64_t floats, int threads) {
+      if (scratch_level != 1) return;
+      const std::int64_t resident =
+          backend == BackendKind::cuda ? std::max<std::int64_t>(1, limits.concurrency / std::max(1, threads))
+                                       : limits.concurrency;
+      const std::int64_t bytes = detail::scratch_request_bytes(floats);
+      if (bytes > max_scratch) return;  // said above
+      if (bytes * resident > level1_scratch_total_max_bytes)
+        why.push_back(std::string(kernel) + "'s level-1 team scratch is " + std::to_string(bytes) + " bytes a team x " +
+                      std::to_string(resident) + " resident teams on " + space + " = " +
+                      std::to_string(bytes * resident) + " bytes, more than the " +
+                      std::to_string(level1_scratch_total_max_bytes) +
+                      " scanlab allows (larger teams, fewer channels per team or a shorter time_tile/chunk_len)");
+    };
+    const std::int64_t forward_floats = detail::forward_scratch_floats(p, *this);
+    check_scratch("the forward", forward_floats);
+    check_level1_total("the forward", forward_floats, team_size);
+    if (p.with_backward) {
+      const std::int64_t backward_floats = detail::backward_scratch_floats(p, *this);
+      check_scratch("the backward", backward_floats);
+      check_level1_total("the backward", backward_floats, bwd_team_size);
+    }
     const auto w = selective_scan_workspace_layout(p, *this);
     if (w.total_floats < 0) why.push_back("the workspace would exceed 2^59 floats");
     if (forward_league(p, *this, w) > INT_MAX || (p.with_backward && backward_league(p, *this, w) > INT_MAX))

@@ -444,20 +444,22 @@ struct ForwardDirect {
     });
   }
 
-  // kStagedRows, after the team's barrier: the tile's outputs from scratch to the rows, gated,
-  // the pieces as the copies came in. (gate_in_place's switch over the other gate kinds is inlined
-  // at each piece, ~6 KB of code a piece; choosing the kind once a tile compiled to the same SASS,
-  // speed-notes §64; the branch s37-silu-store compiles silu alone in, not measured.)
+  // kStagedRows, after the team's barrier: the tile's outputs from scratch to the rows, gated by
+  // silu, the pieces as the copies came in. direct_io 2 runs only with silu or no gate
+  // (forward_direct): gate_in_place's switch over the other kinds, inlined at each of the 17
+  // pieces, spread the store over ~6 KB of code a piece, and the probe's run-time gate switch cost
+  // 1.04-1.15x (speed-notes §63).
   KOKKOS_INLINE_FUNCTION void store_staged_tile(const Member& team, const StagedPass& sp, const float* set, index_t b,
-                                                index_t d0, int rows, int t0, int len, bool silu_gate,
-                                                const ZAhead& za) const {
+                                                index_t d0, int rows, int t0, int len, const ZAhead& za) const {
     const TileBuffers& s = p.tiled_scratch.in;
     for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int row, int q) {
       streaming::Float4 v = load4(set + s.dt + staged_at(row, q, int(s.row)));
       if (p.has_z) {
-        float g[4] = {za.z[i].x, za.z[i].y, za.z[i].z, za.z[i].w};
-        gate_in_place(g, silu_gate);
-        v.x *= g[0]; v.y *= g[1]; v.z *= g[2]; v.w *= g[3];
+        constexpr GateActivation kSilu = GateActivation::silu;
+        v.x *= Act::gate(kSilu, za.z[i].x).act;
+        v.y *= Act::gate(kSilu, za.z[i].y).act;
+        v.z *= Act::gate(kSilu, za.z[i].z).act;
+        v.w *= Act::gate(kSilu, za.z[i].w).act;
       }
       store4_global(p.out + at, v);
     });
@@ -611,7 +613,7 @@ struct ForwardDirect {
         }
         if (kStagedRows && !kSummary) {
           team.team_barrier();  // every row's outputs of the tile are in scratch
-          store_staged_tile(team, sp, set, w.b, d0, int(rows), t0, len, silu_gate, z_ahead);
+          store_staged_tile(team, sp, set, w.b, d0, int(rows), t0, len, z_ahead);
         }  // (the next tile's barrier orders these reads before the buffer is refilled)
         t0 = t1;
         buf ^= 1;
@@ -678,9 +680,11 @@ void forward_direct(const Params& q, const SelectiveScanConfig& c, const Space& 
           "and dstate_static at most " + std::to_string(direct_staged_max_dstate) + ")");
     }
   };
-  // direct_io 2 stages whole 16-byte runs: where the rows are not (state_space_v1's time-major
-  // layout, seqlen not a multiple of 4), it runs as 1, the same results
-  const bool vec = direct_vector_io(q), staged = c.direct_io == 2 && vec;
+  // direct_io 2 stages whole 16-byte runs and gates by silu alone: where the rows are not
+  // (state_space_v1's time-major layout, seqlen not a multiple of 4) or the gate is another, it
+  // runs as 1, the same results
+  const bool vec = direct_vector_io(q);
+  const bool staged = c.direct_io == 2 && vec && (!q.has_z || q.gate == GateActivation::silu);
   dispatch_dstate(c.dstate_static, [&](auto dstate) {
     dispatch_split<Space>(c.state_split, [&](auto split) {  // Serial: 1 only
       dispatch_flag(c.fast_activations, [&](auto sfu) {

@@ -802,13 +802,34 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.impl = "tiled"; c.direct_io = 1;
     SelectiveScanProblem long_one = p; long_one.seqlen = std::int64_t(1) << 31; long_one.with_backward = false;
     EXPECT_TRUE(contains(c.invalid_reason(long_one, BackendKind::cuda), "seqlen must be below 2^31")); }
+  // Level-1 scratch, every resident team's together, at most 8 GiB: Kokkos allocates it for all
+  // the teams CUDA holds at once (132 x 2048 threads / team size); fuzzed teams of 2 with long
+  // chunks asked an H100 for ~80 GB, and the failed allocation left Kokkos 3.4 to segfault.
+  { SelectiveScanProblem longer = p; longer.seqlen = 2048;
+    auto c = ok; c.impl = "sequential"; c.scratch_level = 1; c.chunk_len = 256; c.time_tile = 64;
+    c.bwd_channels_per_team = 32; c.bwd_team_size = 2;
+    const std::string why = c.invalid_reason(longer, BackendKind::cuda);
+    EXPECT_TRUE(contains(why, "the backward's level-1 team scratch is ")) << why;
+    EXPECT_TRUE(contains(why, " x 135168 resident teams on cuda = ")) << why;
+    EXPECT_TRUE(contains(why, "more than the 8589934592 scanlab allows")) << why;
+    EXPECT_FALSE(contains(why, "the forward's level-1")) << why;
+    c.bwd_team_size = 32;  // 16 times fewer resident teams
+    EXPECT_EQ(c.invalid_reason(longer, BackendKind::cuda), "");
+    c.scratch_level = 0;  // level 0 is on chip: its own 40 KB limit, not this one
+    EXPECT_TRUE(contains(c.invalid_reason(longer, BackendKind::cuda), "the backward needs"));
+    EXPECT_FALSE(contains(c.invalid_reason(longer, BackendKind::cuda), "level-1 team scratch"));
+    c.scratch_level = 1; c.bwd_team_size = 2;
+    EXPECT_EQ(c.invalid_reason(longer, BackendKind::openmp).find("level-1 team scratch"), std::string::npos)
+        << "a host's few threads hold few teams"; }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
   // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
   { auto c = ok; c.channels_per_team = c.team_size = 512; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "exceeds cuda's limit")); }
-  { auto c = ok; c.chunk_len = 4096; c.bwd_channels_per_team = 64;
+  { auto c = ok; c.chunk_len = 4096; c.bwd_channels_per_team = 64; c.bwd_team_size = 64;
     EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "the backward needs"));
     c.scratch_level = 1;
-    EXPECT_EQ(reason(c, BackendKind::cuda), ""); }
+    EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.bwd_team_size = 1;  // 270336 resident teams of one thread: 32 GB of level 1
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "level-1 team scratch")); }
   // The backward's team shape only matters with a backward.
   { auto c = ok; c.bwd_channels_per_team = 64; c.bwd_team_size = 64; EXPECT_NE(reason(c, BackendKind::serial), "");
     SelectiveScanProblem forward_only = p; forward_only.with_backward = false;
