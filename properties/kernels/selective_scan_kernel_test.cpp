@@ -134,7 +134,9 @@ std::vector<SelectiveScanConfig> configs_for(const SelectiveScanProblem& p, Back
       make("sequential", spec, cpg, 1, 64, 1000, cpg, 1, 0),
       make("chunked", spec, 2, 1, 4, 8, 3, 1, 0),
       make("chunked", 0, 5, 1, 3, 5, 1, 1, 0),
-      make("chunked", spec, 1, 1, 16, 1000, 8, 1, 1),
+      // (a backward team of 4 on CUDA: one thread's 8 channels at level 1 for every one of its
+      // 270336 resident teams would be 18.8 GB, past the cap invalid_reason sets)
+      make("chunked", spec, 1, 1, 16, 1000, 8, backend == BackendKind::cuda ? 4 : 1, 1),
       make("sequential", spec, 4, 2, 6, 9, 4, 2, 0),
       make("chunked", 0, 6, 2, 4, 6, 2, 2, 0),
   };
@@ -821,6 +823,15 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.scratch_level = 1; c.bwd_team_size = 2;
     EXPECT_EQ(c.invalid_reason(longer, BackendKind::openmp).find("level-1 team scratch"), std::string::npos)
         << "a host's few threads hold few teams"; }
+  // The case session 38 caught crashing (case 62 of `check state_space_v1 --backend cuda --seed
+  // 372`, saved under reports/results/h100/2026-12-07-s38/call1/): 82.56 GB asked of an 80 GB H100.
+  { SelectiveScanProblem crashed = p; crashed.batch = 1; crashed.seqlen = 167; crashed.dim = 19; crashed.dstate = 3;
+    crashed.has_D = crashed.has_z = crashed.with_backward = true;
+    auto c = ok; c.impl = "sequential"; c.scratch_level = 1; c.team_size = 32; c.channels_per_team = 32;
+    c.time_tile = 32; c.chunk_len = 128; c.bwd_channels_per_team = 64; c.bwd_team_size = 1;
+    EXPECT_TRUE(contains(c.invalid_reason(crashed, BackendKind::cuda),
+                         "the backward's level-1 team scratch is 305408 bytes a team x 270336 resident teams on cuda = "
+                         "82562945024 bytes")); }
   EXPECT_TRUE(contains(reason(ok, BackendKind::reference), "does not run Kokkos kernels"));
   // CUDA's limits hold on a CPU build too (nominal), so GPU configs can be checked here.
   { auto c = ok; c.channels_per_team = c.team_size = 512; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "exceeds cuda's limit")); }

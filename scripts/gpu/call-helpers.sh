@@ -60,6 +60,19 @@ ab() {
       --out "$O/selective_scan-$name.json" > "$O/sweep-$name.txt" 2>&1
 }
 
+# ab_twice CONFIG_JSON: BASE and S alternating, each twice, forward only: as the heuristic sets
+# them over $SH (sweeps base, new) and with CONFIG_JSON laid over on ${CONFIG_SH:-$SH} (base-laid,
+# new-laid), the second round named -again.
+ab_twice() {
+  local pass
+  for pass in "" -again; do
+    ab "$BASE" "base$pass" fwd
+    ab "$S" "new$pass" fwd
+    SH=${CONFIG_SH:-$SH} ab "$BASE" "base-laid$pass" fwd --config "$1"
+    SH=${CONFIG_SH:-$SH} ab "$S" "new-laid$pass" fwd --config "$1"
+  done
+}
+
 # beside_peer PEER: the candidate $S swept as "scanlab" (run_peers' --like wants that name, so no
 # --implementation), then the peer on the same cases, then the report of both.
 beside_peer() {
