@@ -13,7 +13,8 @@ namespace scanlab::kernels {
 namespace {
 // The most level-1 team scratch a config may have Kokkos allocate (all resident teams together):
 // a fixed cap, not the device's memory, so a config valid on the host's nominal CUDA limits is
-// valid on every GPU. The largest any heuristic config takes is far below it.
+// valid on every GPU. (Too low: the heuristic's chunked configs at dstate 4096 need ~14-16 GB and
+// fail it, though they ran on 80 GB cards; it should follow the device: issue 7's session-38 note.)
 constexpr std::int64_t level1_scratch_total_max_bytes = std::int64_t(8) << 30;
 }  // namespace
 
@@ -556,39 +557,30 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
       why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " exceeds " + space + "'s limit of " +
                     std::to_string(limits.max_team_size));
     const std::int64_t max_scratch = limits.max_scratch_bytes[scratch_level];
-    auto check_scratch = [&](const char* kernel, std::int64_t floats) {
+    // Level 1's total is capped too: Kokkos allocates it for every team that can be resident (CUDA:
+    // concurrency / team size; a host thread holds a team's) and keeps it. A fuzzed config with
+    // teams of one thread asked an H100 for 82.56 GB; cudaMalloc failed, and Kokkos 3.4
+    // (unpatched) segfaulted.
+    auto check_scratch = [&](const char* kernel, std::int64_t floats, int threads) {
       const std::int64_t bytes = detail::scratch_request_bytes(floats);
-      if (bytes > max_scratch)
+      if (bytes > max_scratch) {
         why.push_back(std::string(kernel) + " needs " + std::to_string(bytes) + " bytes of team scratch; " + space +
                       " offers " + std::to_string(max_scratch) + " at level " + std::to_string(scratch_level) +
                       " (fewer channels per team, a shorter time_tile/chunk_len or scratch_level 1)");
-    };
-    // Level 1 is allocated by Kokkos for every team that can be resident at once (CUDA:
-    // concurrency / team size; a host thread holds a team's) and kept for the process's life. A
-    // fuzzed config with teams of 2 asked for ~80 GB on an H100: cudaMalloc failed, and Kokkos 3.4
-    // records the new size before the allocation, so the check segfaulted (session 38).
-    auto check_level1_total = [&](const char* kernel, std::int64_t floats, int threads) {
-      if (scratch_level != 1) return;
-      const std::int64_t resident =
-          backend == BackendKind::cuda ? std::max<std::int64_t>(1, limits.concurrency / std::max(1, threads))
-                                       : limits.concurrency;
-      const std::int64_t bytes = detail::scratch_request_bytes(floats);
-      if (bytes > max_scratch) return;  // said above
-      if (bytes * resident > level1_scratch_total_max_bytes)
+        return;
+      }
+      const std::int64_t resident = backend == BackendKind::cuda
+                                        ? std::max<std::int64_t>(1, limits.concurrency / std::max(1, threads))
+                                        : limits.concurrency;
+      if (scratch_level == 1 && bytes * resident > level1_scratch_total_max_bytes)
         why.push_back(std::string(kernel) + "'s level-1 team scratch is " + std::to_string(bytes) + " bytes a team x " +
                       std::to_string(resident) + " resident teams on " + space + " = " +
                       std::to_string(bytes * resident) + " bytes, more than the " +
                       std::to_string(level1_scratch_total_max_bytes) +
                       " scanlab allows (larger teams, fewer channels per team or a shorter time_tile/chunk_len)");
     };
-    const std::int64_t forward_floats = detail::forward_scratch_floats(p, *this);
-    check_scratch("the forward", forward_floats);
-    check_level1_total("the forward", forward_floats, team_size);
-    if (p.with_backward) {
-      const std::int64_t backward_floats = detail::backward_scratch_floats(p, *this);
-      check_scratch("the backward", backward_floats);
-      check_level1_total("the backward", backward_floats, bwd_team_size);
-    }
+    check_scratch("the forward", detail::forward_scratch_floats(p, *this), team_size);
+    if (p.with_backward) check_scratch("the backward", detail::backward_scratch_floats(p, *this), bwd_team_size);
     const auto w = selective_scan_workspace_layout(p, *this);
     if (w.total_floats < 0) why.push_back("the workspace would exceed 2^59 floats");
     if (forward_league(p, *this, w) > INT_MAX || (p.with_backward && backward_league(p, *this, w) > INT_MAX))
