@@ -79,12 +79,21 @@ class InflightCase {
   InflightCase(const InflightCase&) = delete;
   InflightCase& operator=(const InflightCase&) = delete;
 
+  // A case that cannot be written (a full disk, a failure root that is a file) is not the
+  // kernel's failure: check warns once and runs on without the net.
   void save(io::Case c, const nlohmann::json& config, int case_number) {
     saved_ = 0;
-    std::filesystem::remove_all(dir_);
-    c.options["note"] = note_ + " (case " + std::to_string(case_number) + " of the run, shrinking steps counted)";
-    save_case_dir(dir_, c, config);
-    saved_ = 1;
+    try {
+      std::filesystem::remove_all(dir_);
+      c.options["note"] = note_ + " (case " + std::to_string(case_number) + " of the run, shrinking steps counted)";
+      save_case_dir(dir_, c, config);
+      saved_ = 1;
+    } catch (const std::exception& e) {
+      if (!warned_)
+        std::fprintf(stderr, "scanlab check: warning: cannot save each case before it runs (%s); a crash would leave "
+                             "nothing to replay\n", e.what());
+      warned_ = true;
+    }
   }
 
  private:
@@ -98,7 +107,7 @@ class InflightCase {
   static inline std::size_t message_size_ = 0;
   static inline volatile sig_atomic_t saved_ = 0;
   std::string dir_, note_, backend_, message_;
-  bool root_existed_;
+  bool root_existed_, warned_ = false;
   struct sigaction previous_[std::size(kSignals)] {};
 };
 

@@ -327,6 +327,12 @@ TEST(CliCheck, ACrashLeavesTheCaseItWasRunning) {
   r = run_cli({"check", "selective_scan", "--cases", "5", "--seed", "7", "--backend", "serial"}, {root_env});
   ASSERT_EQ(r.code, 0) << describe(r);
   EXPECT_FALSE(fs::exists(root)) << "a passing check left its in-flight case (or the folder) behind";
+  // A failure root where nothing can be written: a warning, and the check runs and passes.
+  std::ofstream(root) << "a file, not a folder\n";
+  r = run_cli({"check", "selective_scan", "--cases", "5", "--seed", "7", "--backend", "serial"}, {root_env});
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_NE(r.err.find("warning: cannot save each case before it runs"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(root));
 }
 
 TEST(CliCheck, UsageErrorsExitTwo) {
