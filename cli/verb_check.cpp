@@ -80,19 +80,25 @@ class InflightCase {
   InflightCase& operator=(const InflightCase&) = delete;
 
   // A case that cannot be written (a full disk, a failure root that is a file) is not the
-  // kernel's failure: check warns once and runs on without the net.
+  // kernel's failure: check warns once and runs on without the net. Another check sharing the
+  // root (an MPI rank of the same run) removes it when it ends, if empty, and can do so between
+  // create_directories' two steps: so three tries (the mpi test's check --resume saw that race).
   void save(io::Case c, const nlohmann::json& config, int case_number) {
     saved_ = 0;
-    try {
-      std::filesystem::remove_all(dir_);
-      c.options["note"] = note_ + " (case " + std::to_string(case_number) + " of the run, shrinking steps counted)";
-      save_case_dir(dir_, c, config);
-      saved_ = 1;
-    } catch (const std::exception& e) {
-      if (!warned_)
-        std::fprintf(stderr, "scanlab check: warning: cannot save each case before it runs (%s); a crash would leave "
-                             "nothing to replay\n", e.what());
-      warned_ = true;
+    c.options["note"] = note_ + " (case " + std::to_string(case_number) + " of the run, shrinking steps counted)";
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+      try {
+        std::filesystem::remove_all(dir_);
+        save_case_dir(dir_, c, config);
+        saved_ = 1;
+        return;
+      } catch (const std::exception& e) {
+        if (attempt < 3) continue;
+        if (!warned_)
+          std::fprintf(stderr, "scanlab check: warning: cannot save each case before it runs (%s); a crash would "
+                               "leave nothing to replay\n", e.what());
+        warned_ = true;
+      }
     }
   }
 
