@@ -7,10 +7,13 @@
 // compiles no state-split kernels: kTeamsOfOneThread).
 #include "selective_scan.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 namespace scanlab::kernels {
 
@@ -22,6 +25,28 @@ struct LimitProbe {
   KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type&) const {}
 };
 
+// The memory a space's level-1 team scratch lives in: the GPU's, or the host's RAM. Asked once
+// (every config check reads the limits, and cudaGetDeviceProperties is slow).
+template <class Space>
+std::int64_t memory_bytes_of() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
+    static const std::int64_t bytes = [] {
+      std::size_t free_bytes = 0, total_bytes = 0;
+      const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
+      if (e != cudaSuccess)
+        throw std::runtime_error(std::string("cuda's limits: cudaMemGetInfo: ") + cudaGetErrorName(e) + ": " +
+                                 cudaGetErrorString(e));
+      return std::int64_t(total_bytes);
+    }();
+    return bytes;
+  }
+#endif
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) throw std::runtime_error("host limits: sysconf cannot tell the host's memory");
+  return std::int64_t(pages) * page;
+}
+
 template <class Space>
 KernelBackendLimits limits_of(int team_cap) {
   KernelBackendLimits l;
@@ -31,6 +56,7 @@ KernelBackendLimits limits_of(int team_cap) {
   l.max_scratch_bytes[0] = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
   l.max_scratch_bytes[1] = Kokkos::TeamPolicy<Space>::scratch_size_max(1);
   l.concurrency = Space().concurrency();
+  l.memory_bytes = memory_bytes_of<Space>();
   return l;
 }
 
@@ -45,6 +71,7 @@ KernelBackendLimits limits_of(int team_cap) {
   l.max_scratch_bytes[0] = 40 * 1024;
   l.max_scratch_bytes[1] = 20 * 1024 * 1024;
   l.concurrency = 132 * 2048;
+  l.memory_bytes = std::int64_t(80) * 1000 * 1000 * 1000;  // an 80 GB H100, the smallest card it ran on
   return l;
 }
 

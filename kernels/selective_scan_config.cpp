@@ -10,14 +10,6 @@
 #include <utility>
 
 namespace scanlab::kernels {
-namespace {
-// The most level-1 team scratch a config may have Kokkos allocate (all resident teams together):
-// a fixed cap, not the device's memory, so a config valid on the host's nominal CUDA limits is
-// valid on every GPU. (Too low: the heuristic's chunked configs at dstate 4096 need ~14-16 GB and
-// fail it, though they ran on 80 GB cards; it should follow the device: issue 7's session-38 note.)
-constexpr std::int64_t level1_scratch_total_max_bytes = std::int64_t(8) << 30;
-}  // namespace
-
 namespace detail {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -271,7 +263,7 @@ std::vector<std::string> selective_scan_config_fields() {
       "bwd_channels_per_team: backward channels per team (per-step dB, dC summed in the team first)",
       "bwd_team_size: backward threads per team (divides bwd_channels_per_team)",
       "scratch_level: Kokkos team scratch level 0 (on chip on CUDA) or 1 (global memory, which Kokkos allocates "
-      "for every team that can be resident and keeps: at most 8 GiB in all)",
+      "for every team that can be resident and keeps: at most half the device's memory in all)",
       "state_split: tiled forward threads per channel, 1, 2 or 4 (each holds dstate/state_split states); 1 otherwise",
       "bwd_state_split: tiled backward threads per channel, 1, 2 or 4 (bwd_team_size = bwd_channels_per_team x it); 1 otherwise",
       "bwd_state_interleave: tiled backward states a thread walks together, 1, 2 or 4 (needs bwd_state_split 1 and "
@@ -557,10 +549,9 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
       why.push_back("bwd_team_size " + std::to_string(bwd_team_size) + " exceeds " + space + "'s limit of " +
                     std::to_string(limits.max_team_size));
     const std::int64_t max_scratch = limits.max_scratch_bytes[scratch_level];
-    // Level 1's total is capped too: Kokkos allocates it for every team that can be resident (CUDA:
-    // concurrency / team size; a host thread holds a team's) and keeps it. A fuzzed config with
-    // teams of one thread asked an H100 for 82.56 GB; cudaMalloc failed, and Kokkos 3.4
-    // (unpatched) segfaulted.
+    // Level 1's total over the resident teams (KernelBackendLimits): a fuzzed config with teams
+    // of one thread asked an H100 for 82.56 GB; cudaMalloc failed, and Kokkos 3.4 (unpatched)
+    // segfaulted.
     auto check_scratch = [&](const char* kernel, std::int64_t floats, int threads) {
       const std::int64_t bytes = detail::scratch_request_bytes(floats);
       if (bytes > max_scratch) {
@@ -572,12 +563,13 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
       const std::int64_t resident = backend == BackendKind::cuda
                                         ? std::max<std::int64_t>(1, limits.concurrency / std::max(1, threads))
                                         : limits.concurrency;
-      if (scratch_level == 1 && bytes * resident > level1_scratch_total_max_bytes)
+      if (scratch_level == 1 && bytes * resident > limits.level1_scratch_total_max_bytes())
         why.push_back(std::string(kernel) + "'s level-1 team scratch is " + std::to_string(bytes) + " bytes a team x " +
                       std::to_string(resident) + " resident teams on " + space + " = " +
                       std::to_string(bytes * resident) + " bytes, more than the " +
-                      std::to_string(level1_scratch_total_max_bytes) +
-                      " scanlab allows (larger teams, fewer channels per team or a shorter time_tile/chunk_len)");
+                      std::to_string(limits.level1_scratch_total_max_bytes()) + " scanlab allows (half of " + space +
+                      "'s " + std::to_string(limits.memory_bytes) +
+                      " bytes of memory; larger teams, fewer channels per team or a shorter time_tile/chunk_len)");
     };
     check_scratch("the forward", detail::forward_scratch_floats(p, *this), team_size);
     if (p.with_backward) check_scratch("the backward", detail::backward_scratch_floats(p, *this), bwd_team_size);

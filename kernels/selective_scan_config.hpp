@@ -359,11 +359,16 @@ double selective_scan_extra_bytes(const SelectiveScanProblem& p, const Selective
 // Serial: 1), team scratch bytes per level, and the threads that run at once. Defined with the
 // kernels (it asks the running Kokkos); `compiled` is false when the space is not in this binary
 // (CUDA's nominal limits are returned then, so configs can still be checked on a CPU build).
+// Level 1's total is capped too: Kokkos allocates it for every team that can be resident (CUDA:
+// concurrency / team size; a host thread holds a team's) and keeps it, so the cap is half the
+// memory that holds it (the device's, or the host's RAM), leaving the rest for the tensors.
 struct KernelBackendLimits {
   bool compiled = false;
   int max_team_size = 1;
   std::int64_t max_scratch_bytes[2] = {0, 0};
   std::int64_t concurrency = 1;
+  std::int64_t memory_bytes = 0;  // the memory level-1 scratch lives in
+  std::int64_t level1_scratch_total_max_bytes() const { return memory_bytes / 2; }
 };
 KernelBackendLimits selective_scan_backend_limits(BackendKind backend);
 

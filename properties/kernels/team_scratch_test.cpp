@@ -2,9 +2,9 @@
 // resize_team_scratch_space recorded the new size before allocating it: the failed request threw,
 // and the next launch got the old buffer (or null) for the recorded size, or reallocated null, a
 // host segfault (session 37's `check state_space_v1 --backend cuda --seed 372`, whose fuzzed teams
-// of 2 asked an H100 for ~80 GB). scanlab's patch (scripts/kokkos-3.4.01-cuda13.patch) records it
-// after success, and invalid_reason keeps scanlab's configs under 8 GiB of it. CUDA only: the
-// host spaces give each thread its own scratch.
+// of one thread asked an H100 for 82.56 GB). scanlab's patch (scripts/kokkos-3.4.01-cuda13.patch)
+// records it after success, and invalid_reason keeps scanlab's configs under half the GPU's memory
+// of it. CUDA only: the host spaces give each thread its own scratch.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
