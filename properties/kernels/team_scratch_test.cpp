@@ -10,7 +10,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
-#include <new>
+#include <exception>
+#include <string>
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace scanlab {
@@ -46,9 +47,16 @@ TEST(KernelSelectiveScan, TeamScratchOutOfMemoryThrowsAndCudaCarriesOn) {
   const auto size_before = cuda.m_team_scratch_current_size;
   const void* const buffer_before = cuda.m_team_scratch_ptr;
 #endif
-  EXPECT_THROW(Kokkos::parallel_for(CudaTeams(kTeams, 1).set_scratch_size(1, Kokkos::PerTeam(too_much)),
-                                    FillLevelOneScratch{sums}),
-               std::bad_alloc);
+  // Kokkos 3.4 reports the failed cudaMalloc as a std::runtime_error naming the allocation (the
+  // first H200 run of this test expected std::bad_alloc); any std::exception that says so will do.
+  std::string error;
+  try {
+    Kokkos::parallel_for(CudaTeams(kTeams, 1).set_scratch_size(1, Kokkos::PerTeam(too_much)), FillLevelOneScratch{sums});
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("TeamScratch"), std::string::npos) << "expected a failed team-scratch allocation, got: '"
+                                                          << error << "'";
 #if KOKKOS_VERSION < 40000
   EXPECT_EQ(cuda.m_team_scratch_current_size, size_before) << "the failed size was recorded";
   EXPECT_EQ(cuda.m_team_scratch_ptr, buffer_before);
