@@ -11,7 +11,8 @@
 #   call_end                         # tars $O and prints the exit lines and every sweep's times
 # Settings, all with defaults: DEADLINE (seconds the call may use, 560), BACKEND (cuda; openmp
 # tries a script on the host), SH (the shapes: the six issue shapes with dstate 32 and 64), OPTS
-# (the sweep's options: z, D, delta_bias, softplus on), S and BASE (the binaries).
+# (the sweep's options: z, D, delta_bias, softplus on), IMPL (ab's --impl, tiled), S and BASE (the
+# binaries).
 
 S="${S:-build/cuda/scanlab}" BASE="${BASE:-build/baseline/scanlab}" BACKEND="${BACKEND:-cuda}"
 SH="${SH:-8x4096x16x2048,2x4096x16x8192,8x2048x16x2048,16x1536x16x1024,4x5120x16x4096,8x4096x32x2048,8x4096x64x2048}"
@@ -48,14 +49,15 @@ start_peer_build() {
 # ceilings: the machine's measured ceilings into $O/ceilings.json (every sweep compares with them).
 ceilings() { run "$S" ceilings --backend "$BACKEND" --out "$O/ceilings.json" > "$O/ceilings.txt" 2>&1; }
 
-# ab BINARY NAME DIRECTIONS [SWEEP OPTIONS...]: one sweep of $SH, "tiled" as the heuristic
-# configures it, named scanlab-NAME, into $O/selective_scan-NAME.json and $O/sweep-NAME.txt. The
-# sweep reads $O/ceilings.json, measured first if the script has not (session 27's call3 forgot
-# it, and its four sweeps wrote only the error).
+# ab BINARY NAME DIRECTIONS [SWEEP OPTIONS...]: one sweep of $SH, ${IMPL:-tiled} as the heuristic
+# configures it (IMPL=auto for shapes tiled cannot run: session 39's dstate-4096 sweep), named
+# scanlab-NAME, into $O/selective_scan-NAME.json and $O/sweep-NAME.txt. The sweep reads
+# $O/ceilings.json, measured first if the script has not (session 27's call3 forgot it, and its
+# four sweeps wrote only the error).
 ab() {
   local bin="$1" name="$2" directions="$3"; shift 3
   [ -f "$O/ceilings.json" ] || ceilings
-  run "$bin" sweep selective_scan --backend "$BACKEND" --ceilings "$O/ceilings.json" --impl tiled --no-cache \
+  run "$bin" sweep selective_scan --backend "$BACKEND" --ceilings "$O/ceilings.json" --impl "${IMPL:-tiled}" --no-cache \
       --implementation "scanlab-$name" --direction "$directions" "${OPTS[@]}" --shapes "$SH" "$@" \
       --out "$O/selective_scan-$name.json" > "$O/sweep-$name.txt" 2>&1
 }
