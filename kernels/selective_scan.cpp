@@ -25,8 +25,8 @@ struct LimitProbe {
   KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type&) const {}
 };
 
-// The memory a space's level-1 team scratch lives in: the GPU's, or the host's RAM. Asked once
-// (every config check reads the limits, and cudaGetDeviceProperties is slow).
+// The memory a space's level-1 team scratch lives in: the GPU's total, or the host's RAM. The
+// GPU's is asked once: every config check reads the limits, and cudaMemGetInfo is a driver call.
 template <class Space>
 std::int64_t memory_bytes_of() {
 #if defined(KOKKOS_ENABLE_CUDA)
