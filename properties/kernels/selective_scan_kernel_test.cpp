@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/selective_scan.hpp"
 #include "kernels/selective_scan_config.hpp"
 #include "kernels/sfu.hpp"
 #include "reference/error_bound.hpp"
@@ -492,19 +493,22 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   // dstate 64 in whole 16-byte runs: direct_io's blocks of 4 steps there (8 elsewhere)
   { Case c{"dstate64_vector_io", problem(1, 2, 64, 40)}; all_options(c.p); all.push_back(c); }
   int compared_dstate64 = 0, compared_split4 = 0, compared_rows = 0;  // rows: direct_io 2 staging whole runs
+  int compared_rows_whole_tiles = 0;
   for (const Case& c : all) {
     const int spec = static_dstate_of(c.p);
     if (spec == 0 || !c.p.B_per_step || !c.p.C_per_step || !c.p.has_D) continue;
     const TensorMap inputs = random_inputs(c.p, 777, c.softplus_threshold, c.extreme_activations);
     for (BackendKind backend : kernel_backends()) {
       if (backend == BackendKind::cuda) continue;
-      for (int tile : {4, 6, 12, 64}) {
+      // tiles of 8 with chunks of 8 and of 32 with chunks of 64: direct_io 2's whole tiles with no
+      // chunk start inside, walked without a range test a block (walk_staged_tile)
+      for (int tile : {4, 6, 8, 12, 32, 64}) {
         for (int split : {1, 2, 4}) {
           if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
           for (int segments : {1, 3}) {
             SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
             staged.time_tile = tile;
-            staged.chunk_len = 8;
+            staged.chunk_len = tile == 32 ? 64 : 8;
             staged.state_split = split;
             staged.team_size = split;  // one channel a pass (the host heuristic's teams are one thread)
             staged.fwd_time_segments = segments;
@@ -522,6 +526,8 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
               expect_bitwise_equal(staged_result, kernels::run_selective_scan(c.p, inputs, backend, direct), where);
               ++compared;
               if (form == 2 && tile % 4 == 0 && c.p.seqlen % 4 == 0) ++compared_rows;
+              if (form == 2 && tile % 8 == 0 && tile <= 32 && c.p.seqlen % 4 == 0 && c.p.seqlen >= tile)
+                ++compared_rows_whole_tiles;
               if (c.p.dstate == 64) ++compared_dstate64;
               if (split == 2) ++compared_split;
               if (split == 4) ++compared_split4;
@@ -535,6 +541,7 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   EXPECT_GE(compared, 20);
   EXPECT_GE(compared_dstate64, 2) << "direct_io at dstate 64 (blocks of 4 steps) must be compared";
   EXPECT_GE(compared_rows, 10) << "direct_io 2 staging its rows must be compared";
+  EXPECT_GE(compared_rows_whole_tiles, 6) << "direct_io 2's whole tiles (one range test a tile) must be compared";
   EXPECT_GE(compared_segmented, 10) << "direct_io in time segments must be compared";
   int widest = 1;
   for (BackendKind backend : kernel_backends())
@@ -969,6 +976,42 @@ TEST(KernelSelectiveScan, SfuFormsFmaPiecesAccurate) {
 // At large dstate the rule's kernels outgrow on-chip scratch and it moves them to level 1: its
 // config must fit level 1's cap on CUDA too. Session 38's fixed 8 GiB cap refused its chunked
 // configs at dstate 4096 (14-16 GB over the resident teams), which had run on 80 GB cards.
+// direct_io 2 tests a tile's decays once, from its raw delta range (staged_dt_bound): the bound
+// must cover |dt| of every raw in the range as the kernels form it, with and without softplus, in
+// both activation forms, including just below the range's top (where a softplus form that is not
+// monotone to the ulp would exceed its value at the top) and negative ranges without softplus.
+template <class Act>
+void expect_staged_dt_bound_covers(std::mt19937& rng) {
+  std::uniform_real_distribution<float> raw_of(-40.0f, 40.0f), bias_of(-4.0f, 4.0f);
+  int checked = 0;
+  for (int draw = 0; draw < 4000; ++draw) {
+    float lo = raw_of(rng), hi = raw_of(rng);
+    if (lo > hi) std::swap(lo, hi);
+    const float bias = draw % 5 == 0 ? 0.0f : bias_of(rng);
+    for (bool softplus : {false, true}) {
+      const float bound = kernels::detail::staged_dt_bound<Act>(lo, hi, bias, softplus);
+      const auto dt_of = [&](float raw) { return softplus ? Act::softplus(raw + bias) : raw + bias; };
+      std::uniform_real_distribution<float> inside(lo, hi);
+      float raw = hi;
+      for (int i = 0; i < 300; ++i, raw = std::nextafter(raw, -INFINITY)) {  // the top's 300 floats
+        if (raw < lo) break;
+        ASSERT_LE(std::fabs(dt_of(raw)), bound) << raw << " in [" << lo << ", " << hi << "] bias " << bias;
+        ++checked;
+      }
+      for (int i = 0; i < 30; ++i) {
+        const float r = i == 0 ? lo : inside(rng);
+        ASSERT_LE(std::fabs(dt_of(r)), bound) << r << " in [" << lo << ", " << hi << "] bias " << bias;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1'000'000);
+}
+TEST(KernelSelectiveScan, StagedTileDtBoundCoversEveryDt) {
+  std::mt19937 rng(2026);
+  expect_staged_dt_bound_covers<kernels::detail::Activations<false>>(rng);
+  expect_staged_dt_bound_covers<kernels::detail::Activations<true>>(rng);
+}
+
 TEST(KernelSelectiveScan, HeuristicFitsLevelOneAtLargeDstate) {
   struct Shape4 { std::int64_t b, d, n, l; };
   int at_level_one = 0;
