@@ -293,18 +293,6 @@ struct Activations {
   }
 };
 
-// A bound on |dt| for every raw delta in [raw_lo, raw_hi] (dt = softplus(raw + bias), or raw + bias
-// without softplus), for a range test once a tile (direct_io 2). fl(raw + bias) is monotone in raw;
-// softplus is monotone, its float forms (the SFU one sums two rounded terms) to within a few ulp,
-// which the 2^-10 margin covers. (fminf and fmaxf drop NaN raws, as the test a block does: a NaN dt
-// gives a NaN decay in either exp2 form.)
-template <class Act>
-KOKKOS_INLINE_FUNCTION float staged_dt_bound(float raw_lo, float raw_hi, float bias, bool softplus) {
-  constexpr float kMargin = 1.0f + 1.0f / 1024.0f;
-  if (softplus) return Act::softplus(raw_hi + bias) * kMargin;  // softplus ≥ 0: the top end bounds |dt|
-  return fmaxf(fabsf(raw_lo + bias), fabsf(raw_hi + bias));
-}
-
 // Calls f(GateKind<a>()) with the gate activation a as a compile-time constant (its `value`), so
 // that a loop inside f carries no per-element switch over it.
 template <GateActivation kA>

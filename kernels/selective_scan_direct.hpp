@@ -437,44 +437,6 @@ struct ForwardDirect {
              streaming::Float4{v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]});
   }
 
-  // kStagedRows: whether every decay of this thread's row in the tile (len steps in `set`) is a
-  // normal float, from the row's raw delta range (staged_dt_bound), so that the tile walks with
-  // the flush-to-zero exp2 and no test a block (walk_staged_tile).
-  KOKKOS_FORCEINLINE_FUNCTION bool staged_tile_stays_normal(const float* set, int row, int len, float bias,
-                                                            float A2_max) const {
-    const TileBuffers& s = p.tiled_scratch.in;
-    float lo = load4(set + s.dt + staged_at(row, 0, int(s.row))).x, hi = lo;
-    for (int q = 0; q < len / 4; ++q) {
-      const streaming::Float4 d4 = load4(set + s.dt + staged_at(row, q, int(s.row)));
-      lo = fminf(fminf(lo, d4.x), fminf(d4.y, fminf(d4.z, d4.w)));
-      hi = fmaxf(fmaxf(hi, d4.x), fmaxf(d4.y, fmaxf(d4.z, d4.w)));
-    }
-    return exp2_products_stay_normal(staged_dt_bound<Act>(lo, hi, bias, p.softplus), A2_max);
-  }
-
-  // kStagedRows, a full tile whose decays stay normal (staged_tile_stays_normal) and with no chunk
-  // start after its first step: the blocks of prepare_block's loop with no test inside, so that
-  // each block is one basic block (the range test's two arms once a block still split it; the
-  // probe without them ran 1.13x faster, speed-notes §63, §67).
-  KOKKOS_FORCEINLINE_FUNCTION void walk_staged_tile(const Member& team, float* set, int row, int len, float bias,
-                                                    bool silu_gate, float D_d, const float* B_tile, const float* C_tile,
-                                                    float (&h)[kM], const float (&A2)[kM], float (&decay)[kM]) const {
-    SCANLAB_NO_UNROLL
-    for (int k = 0; k < len; k += kBlock) {
-      Block cur;
-      read_staged(set, row, k, cur);
-      prepare(cur, bias, silu_gate);
-      float dt[kBlock], x[kBlock], y[kBlock];
-      block_steps(team, nullptr, 0, cur, dt, x);
-      walk_block<true>(B_tile + k * kStepStride, C_tile + k * kStepStride, x, dt, h, A2, decay, y);
-      if constexpr (!kSummary) {
-        float v[kOwn];
-        finish(team, nullptr, 0, cur, x, D_d, y, v);
-        write_staged(set, row, k, v);
-      }
-    }
-  }
-
   KOKKOS_INLINE_FUNCTION void read_z_ahead(const Member& team, const StagedPass& sp, index_t b, index_t d0, int rows,
                                            int t0, int len, ZAhead& za) const {
     for_each_staged_piece(team, sp, b, d0, rows, t0, len, [&](int i, index_t at, int, int) {
@@ -525,6 +487,44 @@ struct ForwardDirect {
       walk_steps<4, kNormal>(Bk + 4 * half * kStepStride, Ck + 4 * half * kStepStride, x4, dt4, h, A2, decay, y4);
       SCANLAB_UNROLL
       for (int j = 0; j < 4; ++j) y[4 * half + j] = y4[j];
+    }
+  }
+
+  // The rare paths rolled (walk_steps_one_by_one) everywhere but in the two-thread kernels in time
+  // segments, where it spilled more under their 128 registers (the walk's stack 32 → 96 bytes) and
+  // (2,4096,16,8192) ran 0.96x (speed-notes §68); there the unrolled paths as before.
+  static constexpr bool kRollRarePaths = !(kSegmented && kS == 2);
+
+  // a[j] for a run-time j, by selects, so that the array stays in registers (an indexed read
+  // would put it in local memory).
+  template <int kCount>
+  KOKKOS_FORCEINLINE_FUNCTION static float pick(const float (&a)[kCount], int j) {
+    float v = a[0];
+    SCANLAB_UNROLL
+    for (int i = 1; i < kCount; ++i) v = i == j ? a[i] : v;
+    return v;
+  }
+
+  // The block's rare cases, one step at a time with the subnormal-keeping exp2: a decay that can
+  // leave the normal range, a short block (the sequence's or a tile's end), a chunk start inside
+  // the block. One step's code in a rolled loop: unrolled, these paths were ~1600 of the kernel's
+  // instructions beside the hot walk_block<true> (speed-notes §67: instruction-fetch stalls). The
+  // same sums in the same order as walk_block, so the same bits.
+  KOKKOS_FORCEINLINE_FUNCTION void walk_steps_one_by_one(index_t b, index_t d, index_t first_state, bool active,
+                                                         int t, int n, const float* Bk, const float* Ck,
+                                                         const float (&x)[kBlock], const float (&dt)[kBlock],
+                                                         float (&h)[kM], const float (&A2)[kM], float (&decay)[kM],
+                                                         float (&y)[kBlock], int& next_save) const {
+    SCANLAB_UNROLL
+    for (int j = 0; j < kBlock; ++j) y[j] = 0.0f;
+    SCANLAB_NO_UNROLL
+    for (int j = 0; j < n; ++j) {
+      save_chunk_state(b, d, first_state, active, t + j, h, next_save);
+      const float x1[1] = {pick(x, j)}, dt1[1] = {pick(dt, j)};
+      float y1[1];
+      walk_steps<1, false>(Bk + j * kStepStride, Ck + j * kStepStride, x1, dt1, h, A2, decay, y1);
+      SCANLAB_UNROLL
+      for (int i = 0; i < kBlock; ++i) y[i] = i == j ? y1[0] : y[i];
     }
   }
 
@@ -603,17 +603,7 @@ struct ForwardDirect {
         ZAhead z_ahead{};
         if (kStagedRows && p.has_z && !kSummary) read_z_ahead(team, sp, w.b, d0, int(rows), t0, len, z_ahead);
         if (walks) {
-          int k_from = 0;  // the blocks walk_staged_tile leaves to the general loop
-          if constexpr (kStagedRows) {
-            if (len % kBlock == 0) {
-              save_chunk_state(w.b, d, first_state, active, t0, h, next_save);  // a chunk starting here
-              if (next_save >= t1 && staged_tile_stays_normal(set, row, len, bias, A2_max)) {
-                walk_staged_tile(team, set, row, len, bias, silu_gate, D_d, B_tile, C_tile, h, A2, decay);
-                k_from = len;
-              }
-            }
-          }
-          for (int k = k_from; k < len; k += kBlock) {
+          for (int k = 0; k < len; k += kBlock) {
             const int t = t0 + k, n = len - k < kBlock ? len - k : kBlock;
             Block cur = next;
             if constexpr (kStagedRows) {
@@ -630,16 +620,19 @@ struct ForwardDirect {
             float y[kBlock];
             const float* const Bk = B_tile + k * kStepStride;
             const float* const Ck = C_tile + k * kStepStride;
-            if (n == kBlock && next_save >= t + kBlock) {
-              // the block's largest |dt| decides whether any decay can leave the normal range
-              // (almost never: then it keeps subnormals for the block); one test a block, so that
-              // each arm's walk of kBlock steps is one basic block for the scheduler (a test a
-              // half of 4 steps: speed-notes §63)
-              float dt_max = 0.0f;
-              SCANLAB_UNROLL
-              for (int j = 0; j < kBlock; ++j) dt_max = fmaxf(dt_max, fabsf(dt[j]));
-              if (exp2_products_stay_normal(dt_max, A2_max)) walk_block<true>(Bk, Ck, x, dt, h, A2, decay, y);
-              else walk_block<false>(Bk, Ck, x, dt, h, A2, decay, y);
+            // the block's largest |dt| decides whether any decay can leave the normal range
+            // (almost never: then it keeps subnormals for the block); one test a block, so that the
+            // walk of kBlock steps is one basic block for the scheduler (a test a half of 4 steps:
+            // speed-notes §63)
+            float dt_max = 0.0f;
+            SCANLAB_UNROLL
+            for (int j = 0; j < kBlock; ++j) dt_max = fmaxf(dt_max, fabsf(dt[j]));
+            if (n == kBlock && next_save >= t + kBlock && exp2_products_stay_normal(dt_max, A2_max)) {
+              walk_block<true>(Bk, Ck, x, dt, h, A2, decay, y);
+            } else if constexpr (kRollRarePaths) {
+              walk_steps_one_by_one(w.b, d, first_state, active, t, n, Bk, Ck, x, dt, h, A2, decay, y, next_save);
+            } else if (n == kBlock && next_save >= t + kBlock) {
+              walk_block<false>(Bk, Ck, x, dt, h, A2, decay, y);
             } else {  // a short block (the sequence's or a tile's end) or a chunk start inside it
               SCANLAB_UNROLL
               for (int j = 0; j < kBlock; ++j) {
