@@ -9,7 +9,7 @@
 # 1.08x on an H100) and dstate 32 (main 0.97x on an H100).
 #   bash scripts/gpu/build-baseline.sh dc0f97c
 #   CARRY_DIR=build/carry-s40a bash scripts/gpu/carry.sh pack build/cuda/scanlab build/baseline/scanlab
-#   DEADLINE=560 CARRY_DIR=build/carry-s40a bash reports/results/h200/2026-12-07-s40/call1/run.sh $OUT/s40a   # carry build/carry-s40a
+#   DEADLINE=560 CARRY_DIR=build/carry-s40a bash reports/results/h100/2026-12-07-s40/call1/run.sh $OUT/s40a   # carry build/carry-s40a
 set -u
 source scripts/gpu/call-helpers.sh
 call_begin "$1"
