@@ -594,6 +594,63 @@ TEST(KernelSelectiveScan, InterleavedBackwardIsOneStateAtATimeBitForBit) {
   EXPECT_GE(compared_staged, 10);
 }
 
+// The backward's form for teams of 32 channels, the heuristic's on the GPU (kRows32: the column sums
+// unrolled for 32 rows, each block summed during the next iteration), which the oracle checks of
+// wide_teams.sh reached on the host but no bitwise comparison did: it must give the bits of one
+// state at a time, staged or not, in chunks whose decays are all normal and in chunks where some
+// leave the normal range (the subnormal-keeping exps; speed-notes §69 compiles the two kinds of
+// chunk differently). The first 24 steps' dt is tiny on every channel (every decay normal); after
+// them a third of the channels decay so fast that most of their decays are subnormal or zero.
+// Teams of 32 threads need a backend that offers them: OpenMP with 32 threads (wide_teams.sh runs
+// this test so, and fails if it skips).
+TEST(KernelSelectiveScan, ThirtyTwoRowBackwardIsOneStateAtATimeBitForBit) {
+  SelectiveScanProblem p = problem(2, 40, 16, 61);
+  all_options(p);
+  TensorMap inputs = random_inputs(p, 3232, false, true);
+  Tensor& delta = inputs["delta"];
+  std::mt19937_64 rng(32);
+  std::uniform_real_distribution<double> tiny(-30.0, -20.0), fast(2.0, 19.0);
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t d = 0; d < p.dim; ++d)
+      for (std::int64_t t = 0; t < p.seqlen; ++t) delta.at({b, d, t}) = t < 24 ? tiny(rng) : fast(rng);
+  Tensor& A = inputs["A"];
+  for (std::int64_t d = 0; d < p.dim; d += 3)
+    for (std::int64_t n = 0; n < p.dstate; ++n) A.at({d, n}) *= 100.0;  // down to -300
+  // Both regimes are in the inputs: the first steps' dt is below softplus(-19.5) < 4e-9, so dt·A >
+  // -1.2e-6 there (every decay normal), and after them some state decays by exp(dt·A) with dt·A
+  // below -200 at every step (dt >= softplus(1.5), the smallest bias being -0.5), far under the
+  // normal range (exp(dt·A) < 2^-126 needs dt·A < -87.3).
+  double most_negative = 0.0;
+  for (std::int64_t d = 0; d < p.dim; ++d)
+    for (std::int64_t n = 0; n < p.dstate; ++n)
+      most_negative = std::min(most_negative, A.at({d, n}) * std::log1p(std::exp(fast.a() - 0.5)));
+  ASSERT_LT(most_negative, -200.0);
+  int compared = 0;
+  for (BackendKind backend : kernel_backends()) {
+    if (backend == BackendKind::cuda) continue;  // the GPU runs these forms in every oracle check
+    if (kernels::selective_scan_backend_limits(backend).max_team_size < 32) continue;
+    for (int stage : {0, 1}) {
+      SelectiveScanConfig one = kernels::selective_scan_heuristic_config(p, backend, "tiled");
+      one.chunk_len = 8;
+      one.bwd_state_split = 1;
+      one.bwd_channels_per_team = one.bwd_team_size = 32;
+      one.bwd_state_interleave = 1;
+      one.bwd_time_segments = 1;
+      ASSERT_EQ(one.invalid_reason(p, backend), "") << one.to_json().dump();
+      const TensorMap expected = kernels::run_selective_scan(p, inputs, backend, one);
+      SelectiveScanConfig two = one;
+      two.bwd_state_interleave = 2;
+      two.bwd_stage_inputs = stage;
+      ASSERT_EQ(two.invalid_reason(p, backend), "") << two.to_json().dump();
+      expect_bitwise_equal(expected, kernels::run_selective_scan(p, inputs, backend, two),
+                           to_string(backend) + " " + two.to_json().dump());
+      ++compared;
+    }
+  }
+  if (compared == 0) GTEST_SKIP() << "no backend offers teams of 32 threads (OpenMP needs OMP_NUM_THREADS >= 32)";
+  EXPECT_EQ(compared, 2);
+}
+
 // state_space_v1 runs the same kernels through (b, L, D) strides.
 TEST(KernelSelectiveScan, StateSpaceV1MatchesOracle) {
   struct V1Case { std::int64_t b, L, D, N; bool gate, init, conv, dfinal; GateActivation act; };
