@@ -33,6 +33,10 @@ int main(int argc, char** argv) {
   }
   for (auto& a : binding) kokkos_args.push_back(a.data());
   int kokkos_argc = static_cast<int>(kokkos_args.size());
+  // Both lists end with the null pointer that ends a C argv (argv[argc]), for whatever parses them.
+  kokkos_args.push_back(nullptr);
+  const int cli_argc = static_cast<int>(cli_args.size());
+  cli_args.push_back(nullptr);
   // A CUDA build started where CUDA cannot run (no driver, no GPU) throws from Kokkos' start-up:
   // a message that says so, not an uncaught exception.
   std::unique_ptr<Kokkos::ScopeGuard> kokkos;
@@ -47,7 +51,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return scanlab::cli::dispatch(static_cast<int>(cli_args.size()), cli_args.data());
+    return scanlab::cli::dispatch(cli_argc, cli_args.data());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scanlab: error: %s\n", e.what());
     return 2;

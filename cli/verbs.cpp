@@ -57,7 +57,11 @@ int dispatch(int argc, char** argv) {
   std::string program = std::string("scanlab ") + argv[1];
   std::vector<char*> args{program.data()};
   for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
-  return it->second.run(static_cast<int>(args.size()), args.data());
+  const int count = static_cast<int>(args.size());
+  // argv[argc] is a null pointer, as main's own: gtest's flag parsing moves it down with the
+  // flags it takes out (`scanlab test --gtest_filter=X` read one past the array: ASan, session 41)
+  args.push_back(nullptr);
+  return it->second.run(count, args.data());
 }
 
 }  // namespace scanlab::cli
