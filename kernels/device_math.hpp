@@ -71,6 +71,19 @@ KOKKOS_INLINE_FUNCTION void group_barrier(const Member& team, bool one_warp) {
   team.team_barrier();
 }
 
+// Whether `v` holds for every thread of the group that group_barrier(team, true) waits for: on
+// CUDA, where the team's vector length is 1, the 32 ranks 32w..32w+31 are one warp and one vote
+// answers; elsewhere the thread's own `v` (every backend but CUDA orders a group with the team
+// barrier, so its threads need not agree). Every thread of the warp must call it.
+template <class Member>
+KOKKOS_INLINE_FUNCTION bool group_all(const Member& team, bool v) {
+#if defined(__CUDA_ARCH__)
+  if (blockDim.x == 1) return __all_sync(0xffffffffu, v);
+#endif
+  (void)team;
+  return v;
+}
+
 // Makes the compiler compute v here, where it would otherwise sink a value's whole computation
 // into the branch that uses it (CUDA: an empty asm that "modifies" v; no instruction). Elsewhere
 // nothing.

@@ -49,7 +49,7 @@ struct StepSums {
 };
 
 template <class Space, int kK, int kS, bool kSfuActivations, TimeSegments kSegments = TimeSegments::whole, int kI = 1,
-          bool kStaged = false>
+          bool kStaged = false, bool kNormalLoop = false>
 struct BackwardTiled {
   using Act = Activations<kSfuActivations>;
   static constexpr bool kSummary = kSegments == TimeSegments::summary, kSegmented = kSegments != TimeSegments::whole;
@@ -64,6 +64,8 @@ struct BackwardTiled {
   // Staged, the walk parks the activations' slopes in the input rows for its chunk end; the summary
   // pass has no chunk end.
   static constexpr bool kParkSlopes = kStaged && !kSummary;
+  // bwd_normal_loop: the 32-row state loop compiled for chunks whose decays stay normal (below)
+  static_assert(!kNormalLoop || (kI == 2 && !kStaged && !kSummary), "the normal loop: two states at once, unstaged");
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using ScratchView = Kokkos::View<float*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   Params p;
@@ -344,8 +346,9 @@ struct BackwardTiled {
       // team is 32 rows of the interleaved form (Pc = 36): every STS of a contribution is then an
       // immediate offset from one address (the run-time P cost an IMAD or LEA each: ~70 of the
       // 558 instructions of a two-state iteration at the anchor, speed-notes §32).
-      auto state_loop = [&](const auto row_length) {
+      auto state_loop = [&](const auto row_length, const auto decays_normal) {
         const int Pc = int_value(row_length);  // a constant after inlining where row_length is one
+        const bool normal = int_value(decays_normal) != 0;  // likewise
         // An iteration's block summed over the team's channels, a column per thread: four
         // interleaved partial sums of 16-byte reads, then the tail, then (s0 + s1) + (s2 + s3): an
         // order fixed by the team alone. With 32 rows (the heuristic's teams) the loop is unrolled
@@ -421,7 +424,7 @@ struct BackwardTiled {
           float* const block = kWalk ? block_now : block_of(i);
           float h[kI][kK], a[kI][kK], Bk[kI][kK];
           SCANLAB_UNROLL
-          for (int j = 0; j < kI; ++j) chunk_decays(dt, A_n[j] * 1.4426950408889634f, chunk_normal, a[j]);
+          for (int j = 0; j < kI; ++j) chunk_decays(dt, A_n[j] * 1.4426950408889634f, normal, a[j]);
           // kRows32: the previous iteration's sums (kColumnsPerThread columns a thread) are read
           // and added here, where nothing of this iteration depends on them, and stored at its end:
           // the sync that ended the previous iteration completed its block, and the reads and adds
@@ -527,11 +530,24 @@ struct BackwardTiled {
           (void)out_valid;
         }
       };
-      if constexpr (kI > 1) {
-        if (R == 32 && P == 36) state_loop(std::integral_constant<int, 36>());
-        else state_loop(P);
+      // kNormalLoop (bwd_normal_loop 1): the 32-row form compiled with the chunk's decays known
+      // normal, so an iteration's exps share its one basic block with the work that can hide them
+      // (the previous block's column sums, the B and C reads), not two arms of a branch on
+      // chunk_normal, where they issued in runs of eight with nothing beside them (speed-notes
+      // §69). A chunk whose decays may leave the normal range on any thread of the part (rare)
+      // runs the form of other team shapes (one vote: no warp splits between the forms' syncs):
+      // the same sums in the same order, so the same bits. Its own kernel, not a branch in this
+      // one: with all three loops in one kernel every shape lost, even where it never ran (§70).
+      if constexpr (kNormalLoop) {
+        if (R == 32 && P == 36 && dm::group_all(team, chunk_normal))
+          state_loop(std::integral_constant<int, 36>(), std::integral_constant<int, 1>());
+        else
+          state_loop(P, int(chunk_normal));
+      } else if constexpr (kI > 1) {
+        if (R == 32 && P == 36) state_loop(std::integral_constant<int, 36>(), int(chunk_normal));
+        else state_loop(P, int(chunk_normal));
       } else {
-        state_loop(P);
+        state_loop(P, int(chunk_normal));
       }
       // The next chunk's states, in flight through this chunk's end phase (its wait is the next
       // chunk's, with that chunk's B and C).
@@ -1034,9 +1050,10 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
   using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>;
   const index_t teams = q.batch * q.groups * q.bwd_tiles;
   if (c.impl == "tiled") {
-    auto launch = [&](auto chunk, auto split, auto sfu, auto interleave, auto staged) {
+    auto launch = [&](auto chunk, auto split, auto sfu, auto interleave, auto staged, auto normal_loop) {
       constexpr int kK = decltype(chunk)::value, kS = decltype(split)::value, kI = decltype(interleave)::value;
       constexpr bool kSfu = decltype(sfu)::value, kStaged = decltype(staged)::value;
+      constexpr bool kNormalLoop = decltype(normal_loop)::value;
       // scratch: the walk's whole layout, or the summary pass's prefix of it (summary_total)
       auto policy = [&](index_t league, std::int64_t scratch) {
         return detail::team_policy<Space, detail::TiledBackwardBounds<kK, kI>>(space, league, q.bwd_team_size, 0, scratch);
@@ -1062,10 +1079,10 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
                              policy(teams * (q.time_segments - 1) * q.summary_blocks, q.tiled_bwd_scratch.summary_total),
                              detail::BackwardTiled<Space, kK, kS, kSfu, Seg::summary, 1, kStaged>{q});
         walk("scanlab::selective_scan_backward_tiled_segments", teams * q.time_segments,
-             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk, kI, kStaged>{q});
+             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::walk, kI, kStaged, kNormalLoop>{q});
       } else {
         walk("scanlab::selective_scan_backward_tiled", teams,
-             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::whole, kI, kStaged>{q});
+             detail::BackwardTiled<Space, kK, kS, kSfu, Seg::whole, kI, kStaged, kNormalLoop>{q});
       }
     };
     auto with_split = [&](auto chunk) {
@@ -1076,13 +1093,19 @@ void selective_scan_backward(const SelectiveScanProblem& p, const SelectiveScanC
           constexpr bool kCanInterleave = decltype(split)::value == 1 && decltype(chunk)::value == 8;
           using Staged = std::true_type;
           using Direct = std::false_type;
+          using NormalLoop = std::true_type;
+          using Branching = std::false_type;
           if constexpr (kCanInterleave) {
-            if (c.bwd_state_interleave == 4) return launch(chunk, split, sfu, std::integral_constant<int, 4>(), Direct());
+            if (c.bwd_state_interleave == 4)
+              return launch(chunk, split, sfu, std::integral_constant<int, 4>(), Direct(), Branching());
             if (c.bwd_state_interleave == 2 && c.bwd_stage_inputs == 1)  // staged inputs at 2 only (invalid_reason())
-              return launch(chunk, split, sfu, std::integral_constant<int, 2>(), Staged());
-            if (c.bwd_state_interleave == 2) return launch(chunk, split, sfu, std::integral_constant<int, 2>(), Direct());
+              return launch(chunk, split, sfu, std::integral_constant<int, 2>(), Staged(), Branching());
+            if (c.bwd_state_interleave == 2 && c.bwd_normal_loop == 1)  // likewise unstaged at 2 only
+              return launch(chunk, split, sfu, std::integral_constant<int, 2>(), Direct(), NormalLoop());
+            if (c.bwd_state_interleave == 2)
+              return launch(chunk, split, sfu, std::integral_constant<int, 2>(), Direct(), Branching());
           }
-          launch(chunk, split, sfu, std::integral_constant<int, 1>(), Direct());
+          launch(chunk, split, sfu, std::integral_constant<int, 1>(), Direct(), Branching());
         });
       });
     };

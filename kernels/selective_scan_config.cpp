@@ -270,6 +270,9 @@ std::vector<std::string> selective_scan_config_fields() {
       "chunk_len 8; divides dstate); 1 otherwise",
       "bwd_stage_inputs: tiled's backward at bwd_state_interleave 2 copies each chunk's u, delta, dout, z and "
       "chunk-start states into team scratch a chunk ahead (1) or loads them into registers in the chunk (0); 0 otherwise",
+      "bwd_normal_loop: tiled's backward at bwd_state_interleave 2, unstaged, in teams of 32 channels runs chunks whose "
+      "decays stay normal through a state loop compiled for them, its exps unbranched (1: a kernel of its own), or "
+      "every chunk through one loop that branches on it (0); the same bits either way; 0 otherwise",
       "fast_activations: tiled's softplus and silu sigma from the SFU (1: MUFU exp2 and reciprocal) or the library's "
       "expf, log1pf and division (0); 0 otherwise",
       "bwd_time_segments: tiled's backward splits the chunks into up to this many time segments run in parallel "
@@ -486,6 +489,12 @@ std::string SelectiveScanConfig::invalid_reason(const SelectiveScanProblem& p, B
     why.push_back("bwd_stage_inputs must be 0 or 1, got " + std::to_string(bwd_stage_inputs));
   else if (bwd_stage_inputs == 1 && (impl != "tiled" || bwd_state_interleave != 2))
     why.push_back("bwd_stage_inputs is compiled for tiled's backward with bwd_state_interleave 2 only: it must be 0 here");
+  if (bwd_normal_loop != 0 && bwd_normal_loop != 1)
+    why.push_back("bwd_normal_loop must be 0 or 1, got " + std::to_string(bwd_normal_loop));
+  else if (bwd_normal_loop == 1 &&
+           (impl != "tiled" || bwd_state_interleave != 2 || bwd_stage_inputs != 0 || bwd_channels_per_team != 32))
+    why.push_back("bwd_normal_loop is compiled for tiled's backward with bwd_state_interleave 2 and bwd_stage_inputs 0 "
+                  "in teams of 32 channels only: it must be 0 here");
   if (fwd_time_segments < 1)
     why.push_back("fwd_time_segments must be at least 1, got " + std::to_string(fwd_time_segments));
   else if (fwd_time_segments > 1 && impl != "tiled")
@@ -598,6 +607,7 @@ nlohmann::json SelectiveScanConfig::to_json() const {
           {"bwd_state_split", bwd_state_split},
           {"bwd_state_interleave", bwd_state_interleave},
           {"bwd_stage_inputs", bwd_stage_inputs},
+          {"bwd_normal_loop", bwd_normal_loop},
           {"fast_activations", fast_activations},
           {"bwd_time_segments", bwd_time_segments},
           {"bwd_summary_blocks", bwd_summary_blocks},
@@ -633,6 +643,7 @@ SelectiveScanConfig SelectiveScanConfig::from_json(const nlohmann::json& j) {
     else if (key == "bwd_state_split") field = &c.bwd_state_split;
     else if (key == "bwd_state_interleave") field = &c.bwd_state_interleave;
     else if (key == "bwd_stage_inputs") field = &c.bwd_stage_inputs;
+    else if (key == "bwd_normal_loop") field = &c.bwd_normal_loop;
     else if (key == "fast_activations") field = &c.fast_activations;
     else if (key == "bwd_time_segments") field = &c.bwd_time_segments;
     else if (key == "bwd_summary_blocks") field = &c.bwd_summary_blocks;
@@ -801,6 +812,15 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // and 16 segments on (2,4096,16,8192) and (1,2048,16,8192), 0.95-1.07x on (8,2048,16,2048)
       // (call2/). Not at dstate 32: 0.92x (its 8 KB more a team cost an SM a team there).
       c.bwd_stage_inputs = c.bwd_state_interleave == 2 && c.dstate_static == 16 ? 1 : 0;
+      // The state loop compiled for normal chunks at dstate 32 only: on an H100, with it in place of
+      // the branching loop (reports/results/h100/2026-12-07-s42/call1/, each twice, alternating;
+      // speed-notes §69) the backward took 5.58 / 5.55 against 5.98 / 5.99 ms at (8,4096,32,2048),
+      // but 12.04 / 12.07 against 11.41 / 11.41 at dstate 64 (the same kernel, unexplained), and the
+      // same within 1% at the five dstate-16 shapes (staged, so not offered there).
+      c.bwd_normal_loop = c.bwd_state_interleave == 2 && c.bwd_stage_inputs == 0 && c.bwd_channels_per_team == 32 &&
+                                  c.dstate_static == 32
+                              ? 1
+                              : 0;
       // In time segments the summary pass in blocks of 16 chunks (128 steps), at most 8 a segment:
       // on an H100 against one block (speed-notes §56; reports/results/h100/2026-12-05-s31/call1/,
       // one call, Q 4 twice) the backward with Q 1 / 2 / 4 / 8 took, in ms, 3.41 / 3.26 / 3.21 /
@@ -1042,6 +1062,11 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
           }
         }
       }
+    }
+    if (heuristic.impl == "tiled" && p.with_backward) {  // the backward's state loop with and without its normal copy
+      SelectiveScanConfig c = heuristic;
+      c.bwd_normal_loop = 1 - heuristic.bwd_normal_loop;
+      add(c);
     }
     for (int tile : {16, 64}) {
       SelectiveScanConfig c = heuristic;

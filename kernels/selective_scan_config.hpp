@@ -91,6 +91,10 @@ struct SelectiveScanConfig {
                                // chunk-start states during a chunk's end phase, so the chunk waits
                                // on no global load and its end re-reads scratch; 10 KB more a team
                                // of 32 at dstate 16; 0 loads them straight into registers
+  int bwd_normal_loop = 0;     // "tiled" backward at bwd_state_interleave 2, unstaged, in teams of 32
+                               // channels: 1 runs a kernel whose state loop is compiled for chunks
+                               // whose decays all stay normal (a warp's vote; other chunks take the
+                               // generic loop), its exps unbranched; 0 the loop that branches on it
   int fast_activations = 0;    // "tiled": 1 computes softplus and silu's σ with one MUFU.EX2 each
                                // (the rest on the FMA pipe, sfu.hpp) instead of the library's
                                // expf, log1pf and division; compiled into the kernels, not a

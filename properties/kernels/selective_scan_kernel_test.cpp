@@ -602,7 +602,8 @@ TEST(KernelSelectiveScan, InterleavedBackwardIsOneStateAtATimeBitForBit) {
 // chunk differently). The first 24 steps' dt is tiny on every channel (every decay normal); after
 // them a third of the channels decay so fast that most of their decays are subnormal or zero.
 // Teams of 32 threads need a backend that offers them: OpenMP with 32 threads (wide_teams.sh runs
-// this test so, and fails if it skips).
+// this test so, and fails if it skips). On the GPU the kernel whose state loop is compiled for
+// normal chunks (bwd_normal_loop) against the branching one, bit for bit, whole and in segments.
 TEST(KernelSelectiveScan, ThirtyTwoRowBackwardIsOneStateAtATimeBitForBit) {
   SelectiveScanProblem p = problem(2, 40, 16, 61);
   all_options(p);
@@ -625,11 +626,71 @@ TEST(KernelSelectiveScan, ThirtyTwoRowBackwardIsOneStateAtATimeBitForBit) {
     for (std::int64_t n = 0; n < p.dstate; ++n)
       most_negative = std::min(most_negative, A.at({d, n}) * std::log1p(std::exp(fast.a() - 0.5)));
   ASSERT_LT(most_negative, -200.0);
-  int compared = 0;
+  // There a flushed decay only ever meets normal terms, so the two exps give the same bits. In a
+  // second set they differ: step 0 decays every state of every channel into the subnormal range
+  // (dt·A·log2 e in [-145, -131]) from an initial state of magnitude 0.5-1 with B = 0 at step 0,
+  // so h at step 0 is subnormal where the chunk keeps subnormals and 0 where it flushes them, and
+  // dC at step 0 (dy·h summed over channels) shows which ran: a chunk that is not normal must not
+  // take bwd_normal_loop's copy.
+  TensorMap subnormal_start = inputs;
+  {
+    Tensor& A0 = subnormal_start["A"];
+    Tensor& B0 = subnormal_start["B"];
+    Tensor& h0 = subnormal_start["initial_state"];
+    std::uniform_real_distribution<double> rate(91.0, 100.0), magnitude(0.5, 1.0);
+    for (std::int64_t d = 0; d < p.dim; ++d) {
+      const double dt0 = std::log1p(std::exp(0.5 + subnormal_start["delta_bias"].at({d})));
+      for (std::int64_t b = 0; b < p.batch; ++b) subnormal_start["delta"].at({b, d, 0}) = 0.5;
+      for (std::int64_t n = 0; n < p.dstate; ++n) {
+        A0.at({d, n}) = -rate(rng) / dt0;  // dt0·A·log2 e in [-144.3, -131.3]
+        for (std::int64_t b = 0; b < p.batch; ++b) h0.at({b, d, n}) = (n % 2 ? -1.0 : 1.0) * magnitude(rng);
+      }
+    }
+    for (std::int64_t b = 0; b < p.batch; ++b)
+      for (std::int64_t n = 0; n < p.dstate; ++n) B0.at({b, n, 0}) = 0.0;
+  }
+  const auto count_subnormal_step0_sums = [&](const TensorMap& out) {
+    int sums = 0;
+    for (std::int64_t b = 0; b < p.batch; ++b)
+      for (std::int64_t n = 0; n < p.dstate; ++n) {
+        const double v = std::fabs(out.at("dC").at({b, n, 0}));
+        sums += v > 0.0 && v < double(std::numeric_limits<float>::min());
+      }
+    return sums;
+  };
+  int compared = 0, expected_comparisons = 0;
   for (BackendKind backend : kernel_backends()) {
-    if (backend == BackendKind::cuda) continue;  // the GPU runs these forms in every oracle check
+    if (backend == BackendKind::cuda) {
+      // The host's exp2 keeps subnormals in both copies, so only the GPU (MUFU.EX2 with .ftz in
+      // the copy for normal chunks) can tell a wrong vote: there the copy must give the bits of
+      // the branching loop alone, on both sets (bitwise equality with one state at a time is
+      // the host's claim; the GPU's forms may contract differently).
+      expected_comparisons += 4;
+      for (const TensorMap* set : {&inputs, &subnormal_start}) {
+        for (int segments : {1, 3}) {
+          SelectiveScanConfig branching = kernels::selective_scan_heuristic_config(p, backend, "tiled");
+          branching.chunk_len = 8;
+          branching.bwd_state_split = 1;
+          branching.bwd_channels_per_team = branching.bwd_team_size = 32;
+          branching.bwd_time_segments = segments;
+          branching.bwd_state_interleave = 2;
+          branching.bwd_stage_inputs = 0;
+          branching.bwd_normal_loop = 0;
+          SelectiveScanConfig normal_loop = branching;
+          normal_loop.bwd_normal_loop = 1;
+          ASSERT_EQ(normal_loop.invalid_reason(p, backend), "") << normal_loop.to_json().dump();
+          const TensorMap expected = kernels::run_selective_scan(p, *set, backend, branching);
+          if (set == &subnormal_start) ASSERT_GE(count_subnormal_step0_sums(expected), int(p.batch * p.dstate) / 2);
+          expect_bitwise_equal(expected, kernels::run_selective_scan(p, *set, backend, normal_loop),
+                               "cuda" + std::string(set == &inputs ? " " : " subnormal start ") + normal_loop.to_json().dump());
+          ++compared;
+        }
+      }
+      continue;
+    }
     if (kernels::selective_scan_backend_limits(backend).max_team_size < 32) continue;
-    for (int stage : {0, 1}) {
+    expected_comparisons += 8;
+    for (const TensorMap* set : {&inputs, &subnormal_start}) {
       SelectiveScanConfig one = kernels::selective_scan_heuristic_config(p, backend, "tiled");
       one.chunk_len = 8;
       one.bwd_state_split = 1;
@@ -637,18 +698,27 @@ TEST(KernelSelectiveScan, ThirtyTwoRowBackwardIsOneStateAtATimeBitForBit) {
       one.bwd_state_interleave = 1;
       one.bwd_time_segments = 1;
       ASSERT_EQ(one.invalid_reason(p, backend), "") << one.to_json().dump();
-      const TensorMap expected = kernels::run_selective_scan(p, inputs, backend, one);
-      SelectiveScanConfig two = one;
-      two.bwd_state_interleave = 2;
-      two.bwd_stage_inputs = stage;
-      ASSERT_EQ(two.invalid_reason(p, backend), "") << two.to_json().dump();
-      expect_bitwise_equal(expected, kernels::run_selective_scan(p, inputs, backend, two),
-                           to_string(backend) + " " + two.to_json().dump());
-      ++compared;
+      const TensorMap expected = kernels::run_selective_scan(p, *set, backend, one);
+      // the set does what it is for: dC at step 0 subnormal, not 0
+      if (set == &subnormal_start) ASSERT_GE(count_subnormal_step0_sums(expected), int(p.batch * p.dstate) / 2);
+      // Two states at once, staged or not, and with the state loop compiled for normal chunks
+      // (bwd_normal_loop; on the host each thread takes it where its own chunk is normal, so one
+      // team runs both loops side by side); and four.
+      struct Form { int interleave, stage, normal_loop; };
+      for (const Form form : {Form{2, 0, 0}, Form{2, 1, 0}, Form{2, 0, 1}, Form{4, 0, 0}}) {
+        SelectiveScanConfig together = one;
+        together.bwd_state_interleave = form.interleave;
+        together.bwd_stage_inputs = form.stage;
+        together.bwd_normal_loop = form.normal_loop;
+        ASSERT_EQ(together.invalid_reason(p, backend), "") << together.to_json().dump();
+        expect_bitwise_equal(expected, kernels::run_selective_scan(p, *set, backend, together),
+                             to_string(backend) + (set == &inputs ? " " : " subnormal start ") + together.to_json().dump());
+        ++compared;
+      }
     }
   }
   if (compared == 0) GTEST_SKIP() << "no backend offers teams of 32 threads (OpenMP needs OMP_NUM_THREADS >= 32)";
-  EXPECT_EQ(compared, 2);
+  EXPECT_EQ(compared, expected_comparisons);
 }
 
 // state_space_v1 runs the same kernels through (b, L, D) strides.
@@ -842,6 +912,17 @@ TEST(KernelSelectiveScan, InvalidReasonRejectsWhatCannotRun) {
     c.bwd_state_interleave = 1; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_state_interleave 2 only"));
     c.impl = "sequential"; c.dstate_static = 0; c.bwd_state_interleave = 1;
     EXPECT_TRUE(contains(reason(c), "bwd_state_interleave 2 only")); }
+  // bwd_normal_loop: 0 or 1, compiled for tiled's interleaved backward in teams of 32 channels only
+  { auto c = ok; c.bwd_normal_loop = 2; EXPECT_TRUE(contains(reason(c), "bwd_normal_loop must be 0 or 1, got 2")); }
+  { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 8; c.bwd_channels_per_team = c.bwd_team_size = 32;
+    c.bwd_state_interleave = 2; c.bwd_normal_loop = 1; EXPECT_EQ(reason(c, BackendKind::cuda), "");
+    c.bwd_stage_inputs = 1; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_normal_loop is compiled for"));
+    c.bwd_stage_inputs = 0; c.bwd_state_interleave = 4;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_normal_loop is compiled for"));
+    c.bwd_state_interleave = 1; EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "bwd_normal_loop is compiled for"));
+    c.bwd_state_interleave = 2; c.bwd_channels_per_team = c.bwd_team_size = 16;
+    EXPECT_TRUE(contains(reason(c, BackendKind::cuda), "teams of 32 channels only"));
+    c.bwd_normal_loop = 0; EXPECT_EQ(reason(c, BackendKind::cuda), ""); }
   // direct_io: one, two or four threads a channel, whole warps for two and four on CUDA (their
   // shuffles and warp syncs), steps counted in 32 bits
   { auto c = ok; c.impl = "tiled"; c.dstate_static = 4; c.chunk_len = 16; c.bwd_channels_per_team = 1;
@@ -1089,6 +1170,9 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       // shapes on the H200, in time segments too; not at dstate 32)
       EXPECT_EQ(h.bwd_stage_inputs, (many_one || few_one) && s.n == 16 ? 1 : 0) << h.to_json().dump();
       if (s.b == 8 && s.d == 4096 && s.n == 16) EXPECT_EQ(h.bwd_stage_inputs, 1);  // the anchor
+      // the state loop compiled for normal chunks at dstate 32 only (faster there on an H100,
+      // slower at 64, no change at 16: speed-notes §69)
+      EXPECT_EQ(h.bwd_normal_loop, many_one && s.n == 32 ? 1 : 0) << h.to_json().dump();
       if (kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
         std::int64_t one_wave = 1;
         while (2 * one_wave <= 8 * 32 * 132 / channels) one_wave *= 2;
