@@ -857,14 +857,20 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // wave they lost ((4,5120,16,4096) 1.086 against 1.020, (16,1536,16,1024) 0.312 against
       // 0.276, the anchor 0.743 against 0.584 for one), and in place of segments too
       // ((2,4096,16,8192) 1.232 without, 1.164 in 2, against 1.036 for two in 4).
+      // Without segments, two and four threads a channel in teams of 64 channels and tiles of 64
+      // steps (32 and 32 before): in `scanlab tune` on an H100, then as sweeps, each twice
+      // (reports/results/h100/2026-12-07-s42/call5/, call6/), (8,2048,16,2048) 0.354 against
+      // 0.371 ms (four), (16,1536,16,1024) 0.245 against 0.258 and (4,5120,16,4096) 0.910 against
+      // 0.955 (two). (The anchor's one thread a channel gained 1.3% with tiles of 64: not taken.)
       if ((!segmented && (few_channels || c.dstate_static >= 16)) || (segmented && c.dstate_static == 16)) {
         const bool four = c.dstate_static == 16 && !segmented && few_channels && 4 * channels <= resident;
         const bool two = !four && c.dstate_static == 16 && channels < 7 * 32 * sms;
+        const bool wide = (four || two) && !segmented && cpg_up >= 64;
         c.direct_io = 1;
         c.state_split = four ? 4 : two ? 2 : 1;
-        c.channels_per_team = four || two ? 32 : std::min(128, cpg_up);
-        c.team_size = four ? 128 : two ? 64 : c.channels_per_team;
-        c.time_tile = 32;
+        c.channels_per_team = wide ? 64 : four || two ? 32 : std::min(128, cpg_up);
+        c.team_size = four || two ? c.channels_per_team * c.state_split : c.channels_per_team;
+        c.time_tile = wide ? 64 : 32;
       }
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
       // (forward 0.90-0.94x the library forms' time, fwd+bwd 0.88-0.94x), a tie at dstate 64

@@ -1189,15 +1189,22 @@ TEST(KernelSelectiveScan, HeuristicRuleAndGpuCandidates) {
       // each thread moving its own inputs in registers wherever the forward runs without time
       // segments (dstate 16 to 64 here), and at dstate 16 in time segments, as measured on the
       // H200: four threads a channel (teams of 128) at dstate 16 where four fill the threads
-      // resident at the 128-register cap without segments (132 SMs x 512), two (teams of 64) where
-      // one fills fewer than 7 warps an SM (so wherever segments run), else one
+      // resident at the 128-register cap without segments (132 SMs x 512), two where one fills
+      // fewer than 7 warps an SM (so wherever segments run), else one; two and four without
+      // segments in teams of 64 channels with tiles of 64 steps (faster on an H100), in segments
+      // teams of 32 channels and tiles of 32
       EXPECT_EQ(h.direct_io, h.fwd_time_segments == 1 || s.n == 16 ? 1 : 0) << h.to_json().dump();
       if (h.direct_io == 1 && kernels::selective_scan_backend_limits(BackendKind::cuda).concurrency == 4 * resident) {
         const bool four = s.n == 16 && !segmented && 4 * channels <= resident;
         const bool two = !four && s.n == 16 && channels < 7 * 32 * 132;
         EXPECT_EQ(h.state_split, four ? 4 : two ? 2 : 1) << h.to_json().dump();
-        EXPECT_EQ(h.team_size, four ? 128 : two ? 64 : h.channels_per_team) << h.to_json().dump();
+        const bool wide = (four || two) && h.fwd_time_segments == 1 && s.d >= 64;
+        EXPECT_EQ(h.channels_per_team, wide ? 64 : four || two ? 32 : std::min<std::int64_t>(128, s.d)) << h.to_json().dump();
+        EXPECT_EQ(h.team_size, h.channels_per_team * h.state_split) << h.to_json().dump();
+        EXPECT_EQ(h.time_tile, wide ? 64 : 32) << h.to_json().dump();
         if (s.b == 8 && s.d == 2048) EXPECT_EQ(h.state_split, 4);  // the one issue shape four fill
+        if (s.b == 8 && s.d == 2048) EXPECT_EQ(h.team_size, 256);  // 64 channels, tiles of 64
+        if (s.b == 4 && s.d == 5120) EXPECT_EQ(h.team_size, 128);
       }
     }
     SelectiveScanProblem inference = p;
