@@ -35,7 +35,7 @@ std::vector<ConfigAxis> OpTraits<SelectiveScanProblem>::config_axes() {
       {"bwd_state_split", {J(1), J(2), J(4)}, false},  // likewise tiled's backward
       {"bwd_state_interleave", {J(1), J(2), J(4)}, false},  // tiled's backward at split 1, chunk 8
       {"bwd_stage_inputs", {J(0), J(1)}, false},  // tiled's backward at interleave 2
-      {"bwd_normal_loop", {J(0), J(1)}, false},  // tiled's backward at interleave 2 or 4, teams of 32
+      {"bwd_normal_loop", {J(0), J(1)}, false},  // tiled's backward at interleave 2, unstaged, teams of 32
       {"fast_activations", {J(0), J(1)}, false},  // tiled's compile-time activation form, likewise
       {"bwd_time_segments", {J(1), J(2), J(3), J(1000)}, false},  // tiled's backward; 1000: a chunk each
       {"bwd_summary_blocks", {J(1), J(2), J(3), J(1000)}, false},  // its summary pass; 1000: a chunk each

@@ -1069,7 +1069,7 @@ std::vector<SelectiveScanConfig> selective_scan_candidate_configs(const Selectiv
         }
       }
     }
-    if (heuristic.impl == "tiled" && p.with_backward) {  // the backward's state loop with and without its normal copy
+    if (heuristic.impl == "tiled" && p.with_backward) {  // the backward with and without its kernel for normal chunks
       SelectiveScanConfig c = heuristic;
       c.bwd_normal_loop = 1 - heuristic.bwd_normal_loop;
       add(c);

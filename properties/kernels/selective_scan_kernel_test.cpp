@@ -658,22 +658,27 @@ TEST(KernelSelectiveScan, ThirtyTwoRowBackwardIsOneStateAtATimeBitForBit) {
       }
     return sums;
   };
+  // Teams of 32 channels, one thread a channel, chunks of 8: the 32-row form's shape.
+  const auto thirty_two_rows = [&](BackendKind backend, int interleave, int segments) {
+    SelectiveScanConfig c = kernels::selective_scan_heuristic_config(p, backend, "tiled");
+    c.chunk_len = 8;
+    c.bwd_state_split = 1;
+    c.bwd_channels_per_team = c.bwd_team_size = 32;
+    c.bwd_state_interleave = interleave;
+    c.bwd_time_segments = segments;
+    return c;
+  };
   int compared = 0, expected_comparisons = 0;
   for (BackendKind backend : kernel_backends()) {
     if (backend == BackendKind::cuda) {
-      // The host's exp2 keeps subnormals in both copies, so only the GPU (MUFU.EX2 with .ftz in
-      // the copy for normal chunks) can tell a wrong vote: there the copy must give the bits of
-      // the branching loop alone, on both sets (bitwise equality with one state at a time is
-      // the host's claim; the GPU's forms may contract differently).
+      // The host's exp2 keeps subnormals in both loops, so only the GPU (MUFU.EX2 with .ftz in
+      // the loop for normal chunks) can tell a wrong vote: there the kernel for normal chunks
+      // must give the bits of the branching one, on both sets (bitwise equality with one state
+      // at a time is the host's claim; the GPU's forms may contract differently).
       expected_comparisons += 4;
       for (const TensorMap* set : {&inputs, &subnormal_start}) {
         for (int segments : {1, 3}) {
-          SelectiveScanConfig branching = kernels::selective_scan_heuristic_config(p, backend, "tiled");
-          branching.chunk_len = 8;
-          branching.bwd_state_split = 1;
-          branching.bwd_channels_per_team = branching.bwd_team_size = 32;
-          branching.bwd_time_segments = segments;
-          branching.bwd_state_interleave = 2;
+          SelectiveScanConfig branching = thirty_two_rows(backend, 2, segments);
           branching.bwd_stage_inputs = 0;
           branching.bwd_normal_loop = 0;
           SelectiveScanConfig normal_loop = branching;
@@ -691,12 +696,7 @@ TEST(KernelSelectiveScan, ThirtyTwoRowBackwardIsOneStateAtATimeBitForBit) {
     if (kernels::selective_scan_backend_limits(backend).max_team_size < 32) continue;
     expected_comparisons += 8;
     for (const TensorMap* set : {&inputs, &subnormal_start}) {
-      SelectiveScanConfig one = kernels::selective_scan_heuristic_config(p, backend, "tiled");
-      one.chunk_len = 8;
-      one.bwd_state_split = 1;
-      one.bwd_channels_per_team = one.bwd_team_size = 32;
-      one.bwd_state_interleave = 1;
-      one.bwd_time_segments = 1;
+      const SelectiveScanConfig one = thirty_two_rows(backend, 1, 1);
       ASSERT_EQ(one.invalid_reason(p, backend), "") << one.to_json().dump();
       const TensorMap expected = kernels::run_selective_scan(p, *set, backend, one);
       // the set does what it is for: dC at step 0 subnormal, not 0
