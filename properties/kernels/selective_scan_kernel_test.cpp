@@ -671,10 +671,12 @@ TEST(KernelSelectiveScan, ThirtyTwoRowBackwardIsOneStateAtATimeBitForBit) {
   int compared = 0, expected_comparisons = 0;
   for (BackendKind backend : kernel_backends()) {
     if (backend == BackendKind::cuda) {
-      // The host's exp2 keeps subnormals in both loops, so only the GPU (MUFU.EX2 with .ftz in
-      // the loop for normal chunks) can tell a wrong vote: there the kernel for normal chunks
-      // must give the bits of the branching one, on both sets (bitwise equality with one state
-      // at a time is the host's claim; the GPU's forms may contract differently).
+      // The kernel for normal chunks must give the branching one's bits, on both sets (bitwise
+      // equality with one state at a time is the host's claim; the GPU's forms may contract
+      // differently). A wrong vote shows on both: the loop for normal chunks flushes subnormal
+      // decays (MUFU.EX2 .ftz; sfu_exp2 on the host flushes too). A mutant whose vote always
+      // answers "normal" fails the host half below (session 43; it passed there while the host's
+      // exp2 kept subnormals).
       expected_comparisons += 4;
       for (const TensorMap* set : {&inputs, &subnormal_start}) {
         for (int segments : {1, 3}) {
