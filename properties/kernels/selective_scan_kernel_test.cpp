@@ -485,52 +485,92 @@ TEST(KernelSelectiveScan, SequentialForwardIndependentOfTeamShape) {
 // between the two kernels) every output and gradient is the same bits, including the chunk-start
 // states the backward reads. Tiles of 4, 6, 12 and 64 steps put the blocks' ends and chunk starts
 // everywhere in a block (of 8 steps: 12 runs a whole block and a short one a tile); in three time segments the summary passes and the carried start states
-// must agree too.
+// must agree too. A second input set per case makes each form's "every decay of this block is
+// normal" decision visible in the bits (subnormal_step1 below): a walk that takes its
+// flush-to-zero exps where a decay is subnormal differs from the other form there.
 TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
   int compared = 0, compared_split = 0, compared_segmented = 0;  // all; two threads a channel; in segments
   std::vector<Case> all = cases();
   // dstate 64 in whole 16-byte runs: direct_io's blocks of 4 steps there (8 elsewhere)
   { Case c{"dstate64_vector_io", problem(1, 2, 64, 40)}; all_options(c.p); all.push_back(c); }
   int compared_dstate64 = 0, compared_split4 = 0, compared_rows = 0;  // rows: direct_io 2 staging whole runs
-  int compared_rows_whole_tiles = 0;
+  int compared_rows_whole_tiles = 0, compared_step1 = 0;
   for (const Case& c : all) {
     const int spec = static_dstate_of(c.p);
     if (spec == 0 || !c.p.B_per_step || !c.p.C_per_step || !c.p.has_D) continue;
-    const TensorMap inputs = random_inputs(c.p, 777, c.softplus_threshold, c.extreme_activations);
+    const TensorMap random_set = random_inputs(c.p, 777, c.softplus_threshold, c.extreme_activations);
+    // Step 1 decays every state of every channel into the subnormal range (dt·A·log2 e in [-144,
+    // -131]) with u = 0 there (no input term, no D·u), so h and y at step 1 are subnormal where the
+    // walk keeps subnormals and 0 where it flushes them, and out at step 1 shows which ran. Step 1
+    // lies in the first 8-step block, which is whole (no chunk start inside) in tiles of 8 and more.
+    TensorMap subnormal_step1 = random_set;
+    const bool step1_applies = c.p.seqlen >= 8;
+    if (step1_applies) {
+      std::mt19937_64 rng(4343);
+      std::uniform_real_distribution<double> rate(91.0, 100.0);
+      for (std::int64_t d = 0; d < c.p.dim; ++d) {
+        const double x = 0.5 + (c.p.has_delta_bias ? subnormal_step1["delta_bias"].at({d}) : 0.0);
+        const double dt1 = c.p.delta_softplus ? std::log1p(std::exp(x)) : x;
+        for (std::int64_t b = 0; b < c.p.batch; ++b) {
+          subnormal_step1["delta"].at({b, d, 1}) = 0.5;
+          subnormal_step1["u"].at({b, d, 1}) = 0.0;
+        }
+        for (std::int64_t n = 0; n < c.p.dstate; ++n) subnormal_step1["A"].at({d, n}) = -rate(rng) / dt1;
+      }
+    }
+    const auto subnormal_outputs_at_step1 = [&](const TensorMap& out) {
+      int count = 0;
+      for (std::int64_t b = 0; b < c.p.batch; ++b)
+        for (std::int64_t d = 0; d < c.p.dim; ++d) {
+          const double v = std::fabs(out.at("out").at({b, d, 1}));
+          count += v > 0.0 && v < double(std::numeric_limits<float>::min());
+        }
+      return count;
+    };
     for (BackendKind backend : kernel_backends()) {
       if (backend == BackendKind::cuda) continue;
-      // tiles of 8 with chunks of 8 and of 32 (the heuristic's) with chunks of 64: whole blocks
-      // with no chunk start inside, and the chunk starts on block starts
-      for (int tile : {4, 6, 8, 12, 32, 64}) {
-        for (int split : {1, 2, 4}) {
-          if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
-          for (int segments : {1, 3}) {
-            SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
-            staged.time_tile = tile;
-            staged.chunk_len = tile == 32 ? 64 : 8;
-            staged.state_split = split;
-            staged.team_size = split;  // one channel a pass (the host heuristic's teams are one thread)
-            staged.fwd_time_segments = segments;
-            staged.direct_io = 0;
-            if (staged.team_size > kernels::selective_scan_backend_limits(backend).max_team_size) continue;
-            if (!staged.invalid_reason(c.p, backend).empty()) continue;
-            const TensorMap staged_result = kernels::run_selective_scan(c.p, inputs, backend, staged);
-            // direct_io 2 (rows staged through scratch, one thread a channel) as well as 1; where
-            // the rows are not whole 16-byte runs (tiles of 6, seqlen not a multiple of 4) it runs as 1
-            for (int form : {1, 2}) {
-              SelectiveScanConfig direct = staged;
-              direct.direct_io = form;
-              if (!direct.invalid_reason(c.p, backend).empty()) continue;
-              const std::string where = describe(c, backend, direct);
-              expect_bitwise_equal(staged_result, kernels::run_selective_scan(c.p, inputs, backend, direct), where);
-              ++compared;
-              if (form == 2 && tile % 4 == 0 && c.p.seqlen % 4 == 0) ++compared_rows;
-              if (form == 2 && tile % 8 == 0 && tile <= 32 && c.p.seqlen % 4 == 0 && c.p.seqlen >= tile)
-                ++compared_rows_whole_tiles;
-              if (c.p.dstate == 64) ++compared_dstate64;
-              if (split == 2) ++compared_split;
-              if (split == 4) ++compared_split4;
-              if (kernels::selective_scan_workspace_layout(c.p, direct).fwd_segments > 1) ++compared_segmented;
+      for (const TensorMap* set : {&random_set, const_cast<const TensorMap*>(&subnormal_step1)}) {
+        const bool step1 = set == &subnormal_step1;
+        if (step1 && !step1_applies) continue;
+        const TensorMap& inputs = *set;
+        // tiles of 8 with chunks of 8 and of 32 (the heuristic's) with chunks of 64: whole blocks
+        // with no chunk start inside, and the chunk starts on block starts
+        for (int tile : {4, 6, 8, 12, 32, 64}) {
+          if (step1 && tile < 8) continue;
+          for (int split : {1, 2, 4}) {
+            if (split > kernels::selective_scan_backend_limits(backend).max_team_size || spec % split != 0) continue;
+            for (int segments : {1, 3}) {
+              SelectiveScanConfig staged = kernels::selective_scan_heuristic_config(c.p, backend, "tiled");
+              staged.time_tile = tile;
+              staged.chunk_len = tile == 32 ? 64 : 8;
+              staged.state_split = split;
+              staged.team_size = split;  // one channel a pass (the host heuristic's teams are one thread)
+              staged.fwd_time_segments = segments;
+              staged.direct_io = 0;
+              if (staged.team_size > kernels::selective_scan_backend_limits(backend).max_team_size) continue;
+              if (!staged.invalid_reason(c.p, backend).empty()) continue;
+              const TensorMap staged_result = kernels::run_selective_scan(c.p, inputs, backend, staged);
+              if (step1) {  // the set does what it is for: out at step 1 subnormal, not 0, on most channels
+                ASSERT_GE(subnormal_outputs_at_step1(staged_result), int(c.p.batch * c.p.dim) / 2) << c.name;
+                ++compared_step1;
+              }
+              // direct_io 2 (rows staged through scratch, one thread a channel) as well as 1; where
+              // the rows are not whole 16-byte runs (tiles of 6, seqlen not a multiple of 4) it runs as 1
+              for (int form : {1, 2}) {
+                SelectiveScanConfig direct = staged;
+                direct.direct_io = form;
+                if (!direct.invalid_reason(c.p, backend).empty()) continue;
+                const std::string where = describe(c, backend, direct) + (step1 ? " subnormal_step1" : "");
+                expect_bitwise_equal(staged_result, kernels::run_selective_scan(c.p, inputs, backend, direct), where);
+                ++compared;
+                if (form == 2 && tile % 4 == 0 && c.p.seqlen % 4 == 0) ++compared_rows;
+                if (form == 2 && tile % 8 == 0 && tile <= 32 && c.p.seqlen % 4 == 0 && c.p.seqlen >= tile)
+                  ++compared_rows_whole_tiles;
+                if (c.p.dstate == 64) ++compared_dstate64;
+                if (split == 2) ++compared_split;
+                if (split == 4) ++compared_split4;
+                if (kernels::selective_scan_workspace_layout(c.p, direct).fwd_segments > 1) ++compared_segmented;
+              }
             }
           }
         }
@@ -538,6 +578,7 @@ TEST(KernelSelectiveScan, DirectIoForwardIsTheStagedForwardBitForBit) {
     }
   }
   EXPECT_GE(compared, 20);
+  EXPECT_GE(compared_step1, 20) << "the subnormal_step1 set must be compared";
   EXPECT_GE(compared_dstate64, 2) << "direct_io at dstate 64 (blocks of 4 steps) must be compared";
   EXPECT_GE(compared_rows, 10) << "direct_io 2 staging its rows must be compared";
   EXPECT_GE(compared_rows_whole_tiles, 6) << "direct_io 2's whole tiles of 8 and 32 steps must be compared";
