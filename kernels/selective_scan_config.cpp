@@ -869,7 +869,7 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
         c.direct_io = 1;
         c.state_split = four ? 4 : two ? 2 : 1;
         c.channels_per_team = wide ? 64 : four || two ? 32 : std::min(128, cpg_up);
-        c.team_size = four || two ? c.channels_per_team * c.state_split : c.channels_per_team;
+        c.team_size = c.channels_per_team * c.state_split;
         c.time_tile = wide ? 64 : 32;
       }
       // softplus and silu's σ from the SFU: faster on every dstate-16 shape of the H200 sweep
