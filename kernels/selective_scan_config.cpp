@@ -753,9 +753,17 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       const std::int64_t resident = selective_scan_backend_limits(backend).concurrency / 4;
       const bool segmented = few_channels && 4 * channels * 4 < 3 * resident;
       const int segments = segmented ? int(std::clamp<std::int64_t>(resident / (channels * 2), 1, 16)) : 1;
-      c.state_split = segmented ? 2 : few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
+      // The forward at dstate 16 runs segments only below 3/8 of that (6336 channels on the
+      // H200): at 8192 channels four threads a channel without segments (teams of 64 channels,
+      // tiles of 64; below) beat two in 4 segments on an H100, 895 / 895 against 991 / 992 us
+      // at (2,4096,16,8192) (reports/results/h100/2026-12-07-s42/call6/) and 904 / 895 against
+      // 995 / 1004 (2026-12-07-s44/s44a/); at 4096 and 2048 channels segments still won (579 /
+      // 578 against 614-628 us, 313 / 322 against 413-423 for four threads in 4 segments,
+      // the best of 1, 2 and 4 there). The backward keeps `segmented` (measured on its own).
+      const bool fwd_segmented = c.dstate_static == 16 ? few_channels && 8 * channels * 4 < 3 * resident : segmented;
+      c.state_split = fwd_segmented ? 2 : few_channels ? 4 : c.dstate_static >= 2 ? 2 : 1;
       c.team_size = c.channels_per_team * c.state_split;
-      c.fwd_time_segments = segments;
+      c.fwd_time_segments = fwd_segmented ? segments : 1;
       // Tiles of 16 steps; 8 at dstate 64, where the B and C tiles dominate the scratch (forward
       // at (8,4096,64,2048) 3.03 ms with 8, 3.07 with 16: 2026-11-30-s5/final/ and whole-tiles/,
       // two calls, so a tie; 8 keeps the team's scratch at half).
@@ -862,10 +870,10 @@ SelectiveScanConfig selective_scan_heuristic_config(const SelectiveScanProblem& 
       // (reports/results/h100/2026-12-07-s42/call5/, call6/), (8,2048,16,2048) 0.354 against
       // 0.371 ms (four), (16,1536,16,1024) 0.245 against 0.258 and (4,5120,16,4096) 0.910 against
       // 0.955 (two). (The anchor's one thread a channel gained 1.3% with tiles of 64: not taken.)
-      if ((!segmented && (few_channels || c.dstate_static >= 16)) || (segmented && c.dstate_static == 16)) {
-        const bool four = c.dstate_static == 16 && !segmented && few_channels && 4 * channels <= resident;
+      if ((!fwd_segmented && (few_channels || c.dstate_static >= 16)) || (fwd_segmented && c.dstate_static == 16)) {
+        const bool four = c.dstate_static == 16 && !fwd_segmented && few_channels && 4 * channels <= resident;
         const bool two = !four && c.dstate_static == 16 && channels < 7 * 32 * sms;
-        const bool wide = (four || two) && !segmented && cpg_up >= 64;
+        const bool wide = (four || two) && !fwd_segmented && cpg_up >= 64;
         c.direct_io = 1;
         c.state_split = four ? 4 : two ? 2 : 1;
         c.channels_per_team = wide ? 64 : four || two ? 32 : std::min(128, cpg_up);

@@ -159,7 +159,9 @@ std::vector<int> selective_scan_static_dstates();            // {1, 2, 4, 8, 16,
 //         speed without segments, 2026-12-05-s25/call1/); where four threads per channel still fill less than
 //         3/4 of concurrency / 4 (what the 128-register cap keeps resident: batch·dim = 8192 on
 //         the H200), two threads per channel and both passes in min(16, ⌊concurrency / 4 /
-//         (2·batch·dim)⌋) time segments (fwd_time_segments, bwd_time_segments); chunk_len 8 (the side-by-side H200 runs in
+//         (2·batch·dim)⌋) time segments (fwd_time_segments, bwd_time_segments; the forward at
+//         dstate 16 only below 3/8 of it, batch·dim < 6336: at 8192 four threads per channel
+//         without segments were 1.11x faster on an H100, 2026-12-07-s44/s44a/); chunk_len 8 (the side-by-side H200 runs in
 //         reports/results/h200/2026-11-29-s3-speed/; for the forward split, 2026-11-30-s4/fix/:
 //         split 2 beat 1 and 4 at the anchor, 1.33 against 1.92 and 2.04 ms; for the backward's,
 //         2026-11-30-s5/ bwd-split/ against direct-io/, two calls: 5.62 against 6.52 ms),
