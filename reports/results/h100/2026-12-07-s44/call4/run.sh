@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Session 44, call4: branch s44-one-team (e39cc42: four threads a channel at dstate 16 without
+# segments under one team's launch bound, every register, where the league is at most one team an
+# SM) against main f5a880f, each twice, alternating, forward only.
+# Prediction: (2,4096,16,8192) (128 teams of 256 on 132 SMs: the new form) 1.00-1.05x (the kernel
+# had no spill at 128 registers, so only the scheduler's freedom changes); (8,2048,16,2048) (256
+# teams: the old form) and (1,4096,16,8192) (segments) unchanged (controls).
+# Checks: the four-thread wide config laid over 150 random cases (small shapes: the new form), the
+# heuristic's 60, the kernel tests, memcheck and racecheck of the laid-over config.
+#   CARRY_DIR=build/carry-s44b bash scripts/gpu/carry.sh pack build/cuda/scanlab build/carry-s44a/scanlab.xz
+#   DEADLINE=400 CARRY_DIR=build/carry-s44b bash reports/results/h100/2026-12-07-s44/call4/run.sh $OUT/s44d   # carry build/carry-s44b
+set -u
+source scripts/gpu/call-helpers.sh
+call_begin "$1"
+"$S" --version | head -n 1 > "$O/version.txt"
+"$BASE" --version | head -n 1 > "$O/version-base.txt"
+nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv > "$O/gpu.txt" 2>&1
+SH=2x4096x16x8192,8x2048x16x2048,1x4096x16x8192
+ceilings
+for pass in "" -again; do
+  ab "$BASE" "base$pass" fwd
+  ab "$S" "new$pass" fwd
+done
+four='{"direct_io":1,"state_split":4,"team_size":256,"channels_per_team":64,"time_tile":64}'
+run "$S" check selective_scan --backend cuda --impl tiled --config "$four" --cases 150 --seed 4447 > "$O/check-four-laid-over.txt" 2>&1
+echo "exit $?" >> "$O/check-four-laid-over.txt"
+gpu_checks 4446 60
+sanitize four-one-team "$four"
+# ncu of the forward kernel: four threads a channel at 8192 channels (both bounds) against the
+# anchor's one thread a channel, the same state-steps (why four run at about 0.6x the anchor's
+# speed a state-step: stalls, pipes, registers)
+profile() {  # BINARY NAME SHAPE
+  [ "$(left)" -gt 45 ] || return 0
+  run ncu --clock-control none --kernel-name-base demangled -k regex:ForwardDirect --launch-count 1 \
+      --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section Occupancy \
+      --section LaunchStats --metrics smsp__inst_executed.sum,gpu__time_duration.sum,smsp__inst_executed_op_local_ld.sum,smsp__inst_executed_op_local_st.sum,smsp__inst_executed_pipe_xu.sum \
+      "$1" sweep selective_scan --backend cuda --impl tiled --no-cache "${OPTS[@]}" --shapes "$3" \
+      --repetitions 1 --iterations 1 --warmups 0 --quiet --max-buffer-sets 1 --out /tmp/ncu-sweep.json --direction fwd \
+      > "$O/ncu-$2.txt" 2>&1
+}
+profile "$S" new-8192 2x4096x16x8192
+profile "$BASE" base-8192 2x4096x16x8192
+profile "$BASE" base-anchor 8x4096x16x2048
+call_end
