@@ -5,10 +5,11 @@
 # Prediction: (2,4096,16,8192) (128 teams of 256 on 132 SMs: the new form) 1.00-1.05x (the kernel
 # had no spill at 128 registers, so only the scheduler's freedom changes); (8,2048,16,2048) (256
 # teams: the old form) and (1,4096,16,8192) (segments) unchanged (controls).
-# Checks: the four-thread wide config laid over 150 random cases (small shapes: the new form), the
-# heuristic's 60, the kernel tests, memcheck and racecheck of the laid-over config.
+# Checks: the four-thread wide config laid over 80 random cases (small shapes: the new form), the
+# kernel tests; then ncu, and memcheck and racecheck of the laid-over config while time is left
+# (the session's device time was short: 319 s left before this call).
 #   CARRY_DIR=build/carry-s44b bash scripts/gpu/carry.sh pack build/cuda/scanlab build/carry-s44a/scanlab.xz
-#   DEADLINE=400 CARRY_DIR=build/carry-s44b bash reports/results/h100/2026-12-07-s44/call4/run.sh $OUT/s44d   # carry build/carry-s44b
+#   DEADLINE=200 CARRY_DIR=build/carry-s44b bash reports/results/h100/2026-12-07-s44/call4/run.sh $OUT/s44d   # carry build/carry-s44b
 set -u
 source scripts/gpu/call-helpers.sh
 call_begin "$1"
@@ -22,10 +23,10 @@ for pass in "" -again; do
   ab "$S" "new$pass" fwd
 done
 four='{"direct_io":1,"state_split":4,"team_size":256,"channels_per_team":64,"time_tile":64}'
-run "$S" check selective_scan --backend cuda --impl tiled --config "$four" --cases 150 --seed 4447 > "$O/check-four-laid-over.txt" 2>&1
+run "$S" check selective_scan --backend cuda --impl tiled --config "$four" --cases 80 --seed 4447 > "$O/check-four-laid-over.txt" 2>&1
 echo "exit $?" >> "$O/check-four-laid-over.txt"
-gpu_checks 4446 60
-sanitize four-one-team "$four"
+run "$S" test --gtest_filter='Corpus.*:KernelSelectiveScan.*' --gtest_brief=1 > "$O/tests-cuda.txt" 2>&1
+echo "exit $?" >> "$O/tests-cuda.txt"
 # ncu of the forward kernel: four threads a channel at 8192 channels (both bounds) against the
 # anchor's one thread a channel, the same state-steps (why four run at about 0.6x the anchor's
 # speed a state-step: stalls, pipes, registers)
@@ -41,4 +42,5 @@ profile() {  # BINARY NAME SHAPE
 profile "$S" new-8192 2x4096x16x8192
 profile "$BASE" base-8192 2x4096x16x8192
 profile "$BASE" base-anchor 8x4096x16x2048
+sanitize four-one-team "$four"
 call_end
