@@ -6,7 +6,9 @@
 #   source scripts/gpu/call-helpers.sh
 #   call_begin "$1"                  # unpacks build/carry (or $CARRY_DIR), makes $O
 #   start_peer_build mamba_ssm       # builds a peer from .peers/src in the background
+#   versions                         # what ran where: version.txt, version-base.txt, gpu.txt
 #   ab "$BASE" baseline fwd          # one sweep of the shapes in $SH, named scanlab-NAME
+#   ab_alternating fwd               # BASE and S alternating, each twice
 #   ...
 #   call_end                         # tars $O and prints the exit lines and every sweep's times
 # Settings, all with defaults: DEADLINE (seconds the call may use, 560), BACKEND (cuda; openmp
@@ -73,6 +75,39 @@ ab_twice() {
     SH=${CONFIG_SH:-$SH} ab "$BASE" "base-laid$pass" fwd --config "$1"
     SH=${CONFIG_SH:-$SH} ab "$S" "new-laid$pass" fwd --config "$1"
   done
+}
+
+# ab_alternating DIRECTIONS: BASE and S alternating over $SH as the heuristic sets them, each twice
+# (sweeps base, new, base-again, new-again).
+ab_alternating() {
+  local pass
+  for pass in "" -again; do
+    ab "$BASE" "base$pass" "$1"
+    ab "$S" "new$pass" "$1"
+  done
+}
+
+# versions: the version line of $S (and of $BASE where it is there) and the card, into
+# $O/version.txt, $O/version-base.txt and $O/gpu.txt, so a call's results name what ran where.
+versions() {
+  "$S" --version | head -n 1 > "$O/version.txt"
+  if [ -x "$BASE" ]; then "$BASE" --version | head -n 1 > "$O/version-base.txt"; fi
+  nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv > "$O/gpu.txt" 2>&1
+}
+
+# ncu_kernel REGEX BINARY NAME SHAPE DIRECTION: ncu's warp-state, scheduler, pipe, memory-table,
+# occupancy and launch sections, with instruction, local-memory, XU-pipe and bank-conflict counts,
+# of the first kernel matching REGEX in one sweep of SHAPE, into $O/ncu-NAME.txt; skipped with
+# fewer than 45 seconds left.
+ncu_kernel() {
+  [ "$(left)" -gt 45 ] || return 0
+  run ncu --clock-control none --kernel-name-base demangled -k "regex:$1" --launch-count 1 \
+      --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
+      --metrics smsp__inst_executed.sum,gpu__time_duration.sum,smsp__inst_executed_op_local_ld.sum,smsp__inst_executed_op_local_st.sum,smsp__inst_executed_pipe_xu.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
+      "$2" sweep selective_scan --backend cuda --impl tiled --no-cache "${OPTS[@]}" --shapes "$4" \
+      --repetitions 1 --iterations 1 --warmups 0 --quiet --max-buffer-sets 1 --out /tmp/ncu-sweep.json --direction "$5" \
+      > "$O/ncu-$3.txt" 2>&1
 }
 
 # beside_peer PEER: the candidate $S swept as "scanlab" (run_peers' --like wants that name, so no

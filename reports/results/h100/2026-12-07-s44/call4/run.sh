@@ -13,15 +13,10 @@
 set -u
 source scripts/gpu/call-helpers.sh
 call_begin "$1"
-"$S" --version | head -n 1 > "$O/version.txt"
-"$BASE" --version | head -n 1 > "$O/version-base.txt"
-nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv > "$O/gpu.txt" 2>&1
+versions
 SH=2x4096x16x8192,8x2048x16x2048,1x4096x16x8192
 ceilings
-for pass in "" -again; do
-  ab "$BASE" "base$pass" fwd
-  ab "$S" "new$pass" fwd
-done
+ab_alternating fwd
 four='{"direct_io":1,"state_split":4,"team_size":256,"channels_per_team":64,"time_tile":64}'
 run "$S" check selective_scan --backend cuda --impl tiled --config "$four" --cases 80 --seed 4447 > "$O/check-four-laid-over.txt" 2>&1
 echo "exit $?" >> "$O/check-four-laid-over.txt"
@@ -30,17 +25,8 @@ echo "exit $?" >> "$O/tests-cuda.txt"
 # ncu of the forward kernel: four threads a channel at 8192 channels (both bounds) against the
 # anchor's one thread a channel, the same state-steps (why four run at about 0.6x the anchor's
 # speed a state-step: stalls, pipes, registers)
-profile() {  # BINARY NAME SHAPE
-  [ "$(left)" -gt 45 ] || return 0
-  run ncu --clock-control none --kernel-name-base demangled -k regex:ForwardDirect --launch-count 1 \
-      --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section Occupancy \
-      --section LaunchStats --metrics smsp__inst_executed.sum,gpu__time_duration.sum,smsp__inst_executed_op_local_ld.sum,smsp__inst_executed_op_local_st.sum,smsp__inst_executed_pipe_xu.sum \
-      "$1" sweep selective_scan --backend cuda --impl tiled --no-cache "${OPTS[@]}" --shapes "$3" \
-      --repetitions 1 --iterations 1 --warmups 0 --quiet --max-buffer-sets 1 --out /tmp/ncu-sweep.json --direction fwd \
-      > "$O/ncu-$2.txt" 2>&1
-}
-profile "$S" new-8192 2x4096x16x8192
-profile "$BASE" base-8192 2x4096x16x8192
-profile "$BASE" base-anchor 8x4096x16x2048
+ncu_kernel ForwardDirect "$S" new-8192 2x4096x16x8192 fwd
+ncu_kernel ForwardDirect "$BASE" base-8192 2x4096x16x8192 fwd
+ncu_kernel ForwardDirect "$BASE" base-anchor 8x4096x16x2048 fwd
 sanitize four-one-team "$four"
 call_end

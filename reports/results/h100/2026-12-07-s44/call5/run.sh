@@ -15,15 +15,10 @@
 set -u
 source scripts/gpu/call-helpers.sh
 call_begin "$1"
-"$S" --version | head -n 1 > "$O/version.txt"
-"$BASE" --version | head -n 1 > "$O/version-base.txt"
-nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv > "$O/gpu.txt" 2>&1
+versions
 SH=2x4096x16x8192,8x2048x16x2048,8x4096x16x2048,1x4096x16x8192
 ceilings
-for pass in "" -again; do
-  ab "$BASE" "base$pass" fwd
-  ab "$S" "new$pass" fwd
-done
+ab_alternating fwd
 four='"direct_io":1,"state_split":4,"team_size":256,"channels_per_team":64,"time_tile":64'
 for extra in "" ',"fwd_time_segments":3'; do
   echo "== {$four$extra}" >> "$O/check-four-laid-over.txt"
